@@ -1,0 +1,376 @@
+//! Bench-config TOML (`bench-configs/*.toml`): the sweep, the expectations, the thresholds and
+//! the hardware facts of a profile. Validation names the file and the field that is wrong.
+//!
+//! Sizes are written the way nccl-tests users write them (`1K`, `64M`, `1G`, binary units);
+//! durations as `30s`, `10m`, `1h` or plain seconds.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The profile used when `netcheck run` gets no `--config`: 1 KiB – 1 GiB, all-gather and
+/// reduce-scatter, float32. Kept in the repository so `--config bench-configs/default.toml`
+/// gives exactly the same sweep.
+pub const DEFAULT_CONFIG: &str = include_str!("../bench-configs/default.toml");
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    /// Free text shown in reports (e.g. "p5.48xlarge, 32 EFA").
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub sweep: Sweep,
+    #[serde(default)]
+    pub expect: Expectations,
+    /// Per op and size range: minimum bus bandwidth, maximum latency.
+    #[serde(default, rename = "threshold")]
+    pub thresholds: Vec<Threshold>,
+    #[serde(default)]
+    pub hardware: Option<Hardware>,
+}
+
+/// What to measure. Field names match the `netcheck run` flags.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Sweep {
+    pub ops: Vec<String>,
+    pub min_bytes: ByteSize,
+    pub max_bytes: ByteSize,
+    pub step_factor: u64,
+    pub iters: u32,
+    pub warmup: u32,
+    pub dtypes: Vec<String>,
+    /// Measure the out-of-place and the in-place variant (as nccl-tests does).
+    pub in_place: bool,
+    pub out_of_place: bool,
+    /// Verify results after the timed loop and count wrong elements.
+    pub check: bool,
+}
+
+impl Default for Sweep {
+    fn default() -> Self {
+        Sweep {
+            ops: vec!["all_gather".into(), "reduce_scatter".into()],
+            min_bytes: ByteSize(1 << 10),
+            max_bytes: ByteSize(1 << 30),
+            step_factor: 2,
+            iters: 20,
+            warmup: 5,
+            dtypes: vec!["float32".into()],
+            in_place: true,
+            out_of_place: true,
+            check: true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Expectations {
+    /// `efa`, `ib`, `roce`, `socket`, `tcpx` or `any`.
+    pub transport: Option<String>,
+    /// Wrong elements allowed (default 0).
+    pub max_wrong: Option<u64>,
+}
+
+/// One threshold row: applies to `op` (or every op when absent) for sizes in
+/// `[min_bytes, max_bytes]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Threshold {
+    pub op: Option<String>,
+    pub min_bytes: Option<ByteSize>,
+    pub max_bytes: Option<ByteSize>,
+    pub min_busbw_gbs: Option<f64>,
+    pub max_latency_us: Option<f64>,
+}
+
+/// Hardware facts of a profile, so reports can show % of line rate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Hardware {
+    pub instance_type: Option<String>,
+    pub gpu: Option<String>,
+    pub gpus_per_node: Option<u32>,
+    /// e.g. "NVLink4 (NV18)".
+    pub nvlink: Option<String>,
+    /// Per-GPU unidirectional NVLink bandwidth, GB/s.
+    pub nvlink_gbs: Option<f64>,
+    pub efa_count: Option<u32>,
+    /// Per-EFA-device line rate, Gbit/s.
+    pub efa_gbps: Option<f64>,
+    pub gpudirect_rdma: Option<bool>,
+    /// Where these numbers come from.
+    pub source: Option<String>,
+}
+
+impl BenchConfig {
+    /// The embedded default profile.
+    pub fn embedded_default() -> BenchConfig {
+        Self::parse(DEFAULT_CONFIG, "bench-configs/default.toml")
+            .expect("the embedded default config is valid (unit-tested)")
+    }
+
+    pub fn load(path: &Path) -> Result<BenchConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates; errors name `origin` and the offending field.
+    pub fn parse(text: &str, origin: &str) -> Result<BenchConfig> {
+        let config: BenchConfig = toml::from_str(text).map_err(|e| Error::BadInput {
+            what: origin.to_string(),
+            message: e.message().to_string() + &toml_location(text, e.span()),
+            hint: Some("see bench-configs/default.toml for every field with comments".into()),
+        })?;
+        config.validate(origin)?;
+        Ok(config)
+    }
+
+    pub fn validate(&self, origin: &str) -> Result<()> {
+        let bad =
+            |field: &str, msg: String| Err(Error::bad_input(format!("{origin}: {field}"), msg));
+        let s = &self.sweep;
+        if s.ops.is_empty() {
+            return bad("sweep.ops", "at least one collective is needed".into());
+        }
+        for op in &s.ops {
+            if !KNOWN_OPS.contains(&op.as_str()) {
+                return bad(
+                    "sweep.ops",
+                    format!(
+                        "unknown collective `{op}` (known: {})",
+                        KNOWN_OPS.join(", ")
+                    ),
+                );
+            }
+        }
+        if s.min_bytes.0 == 0 {
+            return bad("sweep.min_bytes", "must be at least 1 byte".into());
+        }
+        if s.min_bytes.0 > s.max_bytes.0 {
+            return bad(
+                "sweep.max_bytes",
+                format!("{} is smaller than min_bytes {}", s.max_bytes, s.min_bytes),
+            );
+        }
+        if s.step_factor < 2 {
+            return bad("sweep.step_factor", "must be 2 or more".into());
+        }
+        if s.iters == 0 {
+            return bad("sweep.iters", "must be at least 1".into());
+        }
+        if s.dtypes.is_empty() {
+            return bad("sweep.dtypes", "at least one data type is needed".into());
+        }
+        for dtype in &s.dtypes {
+            if !KNOWN_DTYPES.contains(&dtype.as_str()) {
+                return bad(
+                    "sweep.dtypes",
+                    format!(
+                        "unknown data type `{dtype}` (known: {})",
+                        KNOWN_DTYPES.join(", ")
+                    ),
+                );
+            }
+        }
+        if !s.in_place && !s.out_of_place {
+            return bad(
+                "sweep.in_place",
+                "in_place and out_of_place are both false: nothing to measure".into(),
+            );
+        }
+        if let Some(t) = &self.expect.transport
+            && !KNOWN_TRANSPORTS.contains(&t.as_str())
+        {
+            return bad(
+                "expect.transport",
+                format!(
+                    "unknown transport `{t}` (known: {})",
+                    KNOWN_TRANSPORTS.join(", ")
+                ),
+            );
+        }
+        for (i, t) in self.thresholds.iter().enumerate() {
+            if let Some(op) = &t.op
+                && !KNOWN_OPS.contains(&op.as_str())
+            {
+                return bad(
+                    &format!("threshold[{i}].op"),
+                    format!("unknown collective `{op}`"),
+                );
+            }
+            if t.min_busbw_gbs.is_none() && t.max_latency_us.is_none() {
+                return bad(
+                    &format!("threshold[{i}]"),
+                    "needs min_busbw_gbs or max_latency_us".into(),
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+pub const KNOWN_OPS: &[&str] = &["all_gather", "reduce_scatter", "all_reduce"];
+pub const KNOWN_DTYPES: &[&str] = &[
+    "float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "uint32", "int64",
+    "uint64",
+];
+pub const KNOWN_TRANSPORTS: &[&str] = &["efa", "ib", "roce", "socket", "tcpx", "any"];
+
+fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(span) => {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!(" (line {line})")
+        }
+        None => String::new(),
+    }
+}
+
+/// A byte count written as `1K`, `64M`, `1G`, `512KiB` or a plain number. Units are binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+impl std::str::FromStr for ByteSize {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        parse_bytes(s).map(ByteSize)
+    }
+}
+
+impl std::fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&format_bytes(self.0))
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&format_bytes(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(ByteSize(n)),
+            Raw::Text(s) => parse_bytes(&s)
+                .map(ByteSize)
+                .map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// Parses `1K`, `1KB`, `1KiB`, `64M`, `1G`, `1T` (all binary) or a plain number of bytes.
+pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (examples: 1024, 1K, 64M, 1G)"))?;
+    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        "T" | "TB" | "TIB" => 40,
+        _ => return Err(format!("`{s}` has an unknown unit (use K, M, G or T)")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// Formats bytes the way nccl-tests users read them: `1K`, `64M`, `1G`, or plain bytes.
+pub fn format_bytes(n: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", n >> shift);
+        }
+    }
+    n.to_string()
+}
+
+/// Parses `90`, `90s`, `10m`, `1h`, `500ms` into a duration.
+pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (examples: 90s, 10m, 1h)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("`{s}` has an unknown unit (use ms, s, m or h)")),
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("`{s}` must be a positive duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_binary_units() {
+        assert_eq!(parse_bytes("1K").unwrap(), 1024);
+        assert_eq!(parse_bytes("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_bytes("1GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_bytes("4096").unwrap(), 4096);
+        assert!(parse_bytes("12X").is_err());
+        assert!(parse_bytes("K").is_err());
+        assert!(parse_bytes("99999999999T").is_err());
+        assert_eq!(format_bytes(1 << 30), "1G");
+        assert_eq!(format_bytes(3 << 20), "3M");
+        assert_eq!(format_bytes(1000), "1000");
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("90").unwrap().as_secs(), 90);
+        assert_eq!(parse_duration("10m").unwrap().as_secs(), 600);
+        assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("1y").is_err());
+    }
+
+    #[test]
+    fn embedded_default_is_the_documented_sweep() {
+        let c = BenchConfig::embedded_default();
+        assert_eq!(c.sweep.ops, ["all_gather", "reduce_scatter"]);
+        assert_eq!(c.sweep.min_bytes.0, 1 << 10);
+        assert_eq!(c.sweep.max_bytes.0, 1 << 30);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = BenchConfig::parse("[sweep]\nstep_factor = 1\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("sweep.step_factor"), "{e}");
+        let e = BenchConfig::parse("[sweep]\nops = [\"broadcast\"]\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("sweep.ops"), "{e}");
+        let e = BenchConfig::parse("[sweep]\nmin_bytes = \"1Q\"\n", "x.toml").unwrap_err();
+        assert!(
+            e.to_string().contains("x.toml") && e.to_string().contains("unknown unit"),
+            "{e}"
+        );
+        let e = BenchConfig::parse("[sweep]\nbogus = 1\n", "x.toml").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+    }
+}

@@ -1,0 +1,15 @@
+//! netcheck: NCCL/EFA network diagnostics and benchmarks.
+//!
+//! Modules are listed in the order data flows through them (DESIGN.md):
+//! config → (launch → worker: rendezvous + engine) → results → logscan → report / gate,
+//! with probe and fabric beside them.
+
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod exit;
+pub mod output;
+
+pub mod config;
+pub mod logscan;
+pub mod results;

@@ -1,0 +1,108 @@
+//! The Analysis JSON contract (`netcheck.analysis.v1`, DESIGN.md): what `analyze --format json`
+//! prints and what results embed. Field names are relied upon by users' scripts.
+
+use serde::{Deserialize, Serialize};
+
+pub const ANALYSIS_SCHEMA: &str = "netcheck.analysis.v1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Analysis {
+    pub schema: String,
+    pub nccl_versions: Vec<String>,
+    pub networks: Vec<String>,
+    pub ofi_provider: Option<String>,
+    pub nodes: Option<u32>,
+    pub ranks: Option<u32>,
+    pub inter_node_transport: Transport,
+    pub socket_fallback: Option<bool>,
+    pub gdr: Option<bool>,
+    pub per_rank: Vec<RankSummary>,
+    pub findings: Vec<Finding>,
+    pub verdict: Verdict,
+}
+
+/// What carried traffic between nodes. `none`: only intra-node traffic; `unknown`: the logs
+/// don't say. Never a guess.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Efa,
+    Ib,
+    Roce,
+    Socket,
+    Tcpx,
+    Other,
+    None,
+    Unknown,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Efa => "efa",
+            Transport::Ib => "ib",
+            Transport::Roce => "roce",
+            Transport::Socket => "socket",
+            Transport::Tcpx => "tcpx",
+            Transport::Other => "other",
+            Transport::None => "none",
+            Transport::Unknown => "unknown",
+        }
+    }
+}
+
+/// Per rank (one `host:pid` with one CUDA device) what its log showed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankSummary {
+    /// NCCL rank when the log names it, else `None`.
+    pub rank: Option<u32>,
+    pub host: Option<String>,
+    pub pid: Option<u32>,
+    pub cuda_dev: Option<u32>,
+    pub nccl_version: Option<String>,
+    /// `Using network X` / `Assigned NET plugin X` for this rank.
+    pub network: Option<String>,
+    /// What this rank's connections to other nodes used (`efa`, `socket`, ...), or `none`.
+    pub inter_node_transport: Option<Transport>,
+    /// Distinct connection kinds seen, e.g. `P2P/CUMEM`, `SHM`, `NET/Socket`.
+    pub transports: Vec<String>,
+    pub ofi_provider: Option<String>,
+    pub nics: Option<u32>,
+    /// The last initialisation phase this rank reached (for hangs).
+    pub last_phase: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// Stable identifier, e.g. `socket-fallback`.
+    pub id: String,
+    pub severity: Severity,
+    pub message: String,
+    pub evidence: Vec<Evidence>,
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Evidence {
+    /// File name (or `<stdin>`).
+    pub source: String,
+    /// 1-based line number in that source.
+    pub line: u64,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Fail,
+}

@@ -1,0 +1,358 @@
+//! The RunRecord (`results.json`, schema `netcheck.results.v1`): what `run`, `launch` and
+//! `ingest` write and what `report` and `gate` read. Rows are also appended, one JSON object per
+//! line, to `results.jsonl` as they finish, so an interrupted run keeps what it measured.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::logscan::Analysis;
+
+pub const RESULTS_SCHEMA: &str = "netcheck.results.v1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunRecord {
+    pub schema: String,
+    pub tool: ToolInfo,
+    /// `run`, `launch` or `ingest`.
+    pub source: String,
+    /// Free text naming this run in reports (profile name, cluster, ...).
+    #[serde(default)]
+    pub label: Option<String>,
+    pub started_at: String,
+    #[serde(default)]
+    pub finished_at: Option<String>,
+    pub status: RunStatus,
+    #[serde(default)]
+    pub world_size: Option<u32>,
+    #[serde(default)]
+    pub hosts: Vec<HostInfo>,
+    #[serde(default)]
+    pub ranks: Vec<RankInfo>,
+    #[serde(default)]
+    pub nccl: Option<NcclInfo>,
+    /// NCCL_*, FI_*, OFI_* and a few other variables that change what NCCL does.
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// The sweep and expectations used (a `BenchConfig` as JSON).
+    #[serde(default)]
+    pub config: Option<serde_json::Value>,
+    #[serde(default)]
+    pub rows: Vec<ResultRow>,
+    /// Node pairs or groups measured by `launch` (the heatmap's input).
+    #[serde(default)]
+    pub pairs: Vec<PairResult>,
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
+    /// `netcheck fabric` results and EFA counter deltas, where run.
+    #[serde(default)]
+    pub fabric: Option<serde_json::Value>,
+    #[serde(default)]
+    pub counters: Option<serde_json::Value>,
+    /// Problems met while running that did not stop the run (a failed pair, ...).
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ToolInfo {
+    pub fn this() -> ToolInfo {
+        ToolInfo {
+            name: "netcheck".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Complete,
+    /// Stopped by Ctrl-C; rows hold what finished.
+    Interrupted,
+    /// A rank hung or a deadline passed; rows hold what finished.
+    Timeout,
+    /// An error stopped the run; rows hold what finished.
+    Failed,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    pub hostname: String,
+    #[serde(default)]
+    pub gpus: Vec<GpuInfo>,
+    #[serde(default)]
+    pub cuda_driver: Option<String>,
+    /// Kubernetes node name / instance type when run by `launch`.
+    #[serde(default)]
+    pub node: Option<String>,
+    #[serde(default)]
+    pub instance_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GpuInfo {
+    pub index: u32,
+    pub name: String,
+    #[serde(default)]
+    pub pci_bus_id: Option<String>,
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub host: String,
+    pub gpu: u32,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Path of this rank's captured NCCL_DEBUG log, relative to the output folder.
+    #[serde(default)]
+    pub log: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NcclInfo {
+    pub version: String,
+    #[serde(default)]
+    pub library_path: Option<String>,
+}
+
+/// One measured point, in nccl-tests' terms: `bytes` is the larger (gathered) buffer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultRow {
+    pub op: String,
+    pub dtype: String,
+    pub bytes: u64,
+    /// Elements per rank as nccl-tests prints it (`count` column).
+    pub count: u64,
+    pub in_place: bool,
+    #[serde(default)]
+    pub redop: Option<String>,
+    #[serde(default)]
+    pub iters: Option<u32>,
+    pub time_us: TimeStats,
+    /// GB/s (1e9 bytes per second). `None` when the time was not measurable.
+    pub algbw_gbs: Option<f64>,
+    pub busbw_gbs: Option<f64>,
+    /// Wrong elements found by the check; `None` when not checked.
+    pub wrong: Option<u64>,
+    /// The pair or group this row belongs to, for multi-pair runs.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// Per-iteration time statistics in microseconds. `mean` is the mean over the timed loop,
+/// which is what nccl-tests prints; p50/p99 come from per-iteration CUDA-event samples.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TimeStats {
+    pub mean: f64,
+    #[serde(default)]
+    pub min: Option<f64>,
+    #[serde(default)]
+    pub p50: Option<f64>,
+    #[serde(default)]
+    pub p99: Option<f64>,
+    #[serde(default)]
+    pub max: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PairResult {
+    /// Name of the pair or group, e.g. `node-a+node-b`.
+    pub name: String,
+    pub nodes: Vec<String>,
+    /// `pass`, `fail`, `error`, `timeout` or `unschedulable`.
+    pub status: String,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub rows: Vec<ResultRow>,
+    #[serde(default)]
+    pub analysis: Option<Analysis>,
+}
+
+/// Bus bandwidth factor, nccl-tests' definitions (PERFORMANCE.md).
+pub fn bus_factor(op: &str, nranks: u32) -> f64 {
+    let n = nranks as f64;
+    match op {
+        "all_reduce" => 2.0 * (n - 1.0) / n,
+        "all_gather" | "reduce_scatter" | "alltoall" => (n - 1.0) / n,
+        _ => 1.0,
+    }
+}
+
+/// GB/s from bytes and microseconds; `None` for zero or non-finite times.
+pub fn gbs(bytes: u64, time_us: f64) -> Option<f64> {
+    let v = bytes as f64 / (time_us * 1e-6) / 1e9;
+    (time_us > 0.0 && v.is_finite()).then_some(v)
+}
+
+impl RunRecord {
+    pub fn new(source: &str) -> RunRecord {
+        RunRecord {
+            schema: RESULTS_SCHEMA.into(),
+            tool: ToolInfo::this(),
+            source: source.into(),
+            label: None,
+            started_at: now_rfc3339(),
+            finished_at: None,
+            status: RunStatus::Complete,
+            world_size: None,
+            hosts: vec![],
+            ranks: vec![],
+            nccl: None,
+            environment: relevant_environment(std::env::vars()),
+            config: None,
+            rows: vec![],
+            pairs: vec![],
+            analysis: None,
+            fabric: None,
+            counters: None,
+            errors: vec![],
+        }
+    }
+
+    /// Reads and checks a results file; errors name the file and the field.
+    pub fn load(path: &Path) -> Result<RunRecord> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    pub fn parse(text: &str, origin: &str) -> Result<RunRecord> {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::BadInput {
+            what: origin.into(),
+            message: format!("not valid JSON ({e})"),
+            hint: Some(
+                "pass a results.json written by `netcheck run`, `launch` or `ingest`".into(),
+            ),
+        })?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(RESULTS_SCHEMA) => {}
+            Some(other) => {
+                return Err(Error::BadInput {
+                    what: format!("{origin}: schema"),
+                    message: format!("`{other}` is not supported (this netcheck reads `{RESULTS_SCHEMA}`)"),
+                    hint: Some("re-create the file with this version of netcheck, or use the netcheck that wrote it".into()),
+                });
+            }
+            None => {
+                return Err(Error::BadInput {
+                    what: format!("{origin}: schema"),
+                    message: "missing; this is not a netcheck results file".into(),
+                    hint: Some("convert nccl-tests output first: `netcheck ingest FILE --out results.json`".into()),
+                });
+            }
+        }
+        serde_json::from_value(value).map_err(|e| Error::bad_input(origin, format!("{e}")))
+    }
+
+    /// Writes `results.json` atomically (write to a temporary file, then rename).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).expect("RunRecord serializes");
+        std::fs::write(&tmp, text + "\n").map_err(|e| Error::write(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+    }
+}
+
+/// Appends rows to `results.jsonl` as they finish and flushes each one.
+pub struct RowSink {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl RowSink {
+    pub fn create(path: &Path) -> Result<RowSink> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::write(path, e))?;
+        Ok(RowSink {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    pub fn append(&mut self, row: &ResultRow) -> Result<()> {
+        let mut line = serde_json::to_vec(row).expect("ResultRow serializes");
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|_| self.file.flush())
+            .map_err(|e| Error::write(&self.path, e))
+    }
+}
+
+/// The variables that change what NCCL, libfabric and the OFI plugin do.
+pub fn relevant_environment(
+    vars: impl Iterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    const PREFIXES: &[&str] = &["NCCL_", "FI_", "OFI_", "RDMAV_", "CUDA_VISIBLE_DEVICES"];
+    const EXACT: &[&str] = &["LD_LIBRARY_PATH", "LD_PRELOAD"];
+    vars.filter(|(k, _)| PREFIXES.iter().any(|p| k.starts_with(p)) || EXACT.contains(&k.as_str()))
+        .collect()
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bus_factors_match_nccl_tests() {
+        assert_eq!(bus_factor("all_gather", 2), 0.5);
+        assert_eq!(bus_factor("reduce_scatter", 8), 7.0 / 8.0);
+        assert_eq!(bus_factor("all_reduce", 8), 2.0 * 7.0 / 8.0);
+        assert_eq!(bus_factor("all_reduce", 1), 0.0);
+    }
+
+    #[test]
+    fn gbs_refuses_zero_time() {
+        assert_eq!(gbs(1_000_000_000, 1_000_000.0), Some(1.0));
+        assert_eq!(gbs(1, 0.0), None);
+    }
+
+    #[test]
+    fn record_round_trips_and_rejects_other_schemas() {
+        let mut r = RunRecord::new("run");
+        r.rows.push(ResultRow {
+            op: "all_gather".into(),
+            dtype: "float32".into(),
+            bytes: 1 << 20,
+            count: 131072,
+            in_place: false,
+            redop: None,
+            iters: Some(20),
+            time_us: TimeStats {
+                mean: 30.0,
+                ..Default::default()
+            },
+            algbw_gbs: gbs(1 << 20, 30.0),
+            busbw_gbs: None,
+            wrong: Some(0),
+            group: None,
+        });
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(RunRecord::parse(&text, "r.json").unwrap(), r);
+        let other = text.replace(RESULTS_SCHEMA, "netcheck.results.v9");
+        let e = RunRecord::parse(&other, "r.json").unwrap_err();
+        assert!(e.to_string().contains("r.json: schema"), "{e}");
+        let e = RunRecord::parse("{\"rows\": []}", "x.json").unwrap_err();
+        assert!(e.to_string().contains("schema"), "{e}");
+        assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+    }
+}

@@ -1,0 +1,5 @@
+//! Integration tests: one binary, one module per area (ripgrep's layout).
+
+mod util;
+
+mod cli;
