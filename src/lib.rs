@@ -11,5 +11,7 @@ pub mod exit;
 pub mod output;
 
 pub mod config;
+pub mod engine;
 pub mod logscan;
+pub mod rendezvous;
 pub mod results;

@@ -1,0 +1,370 @@
+//! The shared benchmark loop (nccl-tests' `common.cu` in one place): for every collective, data
+//! type, size and placement — fill, warm up, time each iteration with CUDA events, then re-fill,
+//! run once more and count wrong elements. Every wait polls NCCL's async error, the rendezvous
+//! and a deadline, so a dead peer or a hang ends in a report instead of a stuck process.
+
+use std::time::{Duration, Instant};
+
+use super::collective::{Collective, Counts};
+use super::comm::{Comm, CommError};
+use super::cuda::{DeviceBuffer, Event, Gpu};
+use super::dtype::{DType, POISON};
+use super::stats::RankPoint;
+
+/// What to measure, resolved from the bench config.
+pub struct SweepPlan {
+    pub ops: Vec<&'static dyn Collective>,
+    pub dtypes: Vec<DType>,
+    /// Requested sizes in bytes (the gathered buffer), ascending.
+    pub sizes: Vec<u64>,
+    pub iters: u32,
+    pub warmup: u32,
+    pub out_of_place: bool,
+    pub in_place: bool,
+    pub check: bool,
+    /// How long any one step (a warm-up, a timed loop, a check) may take.
+    pub step_timeout: Duration,
+}
+
+/// The sizes nccl-tests' `-b min -e max -f factor` visits.
+pub fn sizes(min: u64, max: u64, factor: u64) -> Vec<u64> {
+    let mut v = vec![];
+    let mut s = min.max(1);
+    while s <= max {
+        v.push(s);
+        match s.checked_mul(factor.max(2)) {
+            Some(n) => s = n,
+            None => break,
+        }
+    }
+    v
+}
+
+#[derive(Debug)]
+pub struct HarnessError {
+    /// What the rank was doing, e.g. `all_gather 64M float in-place: timed loop`.
+    pub phase: String,
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Timeout,
+    Peer,
+    Nccl,
+    Cuda,
+    Report,
+}
+
+/// Receives progress and finished points (rank 0 gathers them; others send theirs).
+pub trait Observer {
+    fn phase(&mut self, phase: &str);
+    fn point(&mut self, point: RankPoint) -> Result<(), String>;
+}
+
+pub struct Harness<'a> {
+    pub rank: u32,
+    pub nranks: u32,
+    pub gpu: &'a Gpu,
+    pub comm: &'a mut Comm,
+    pub peer_failed: &'a dyn Fn() -> Option<String>,
+}
+
+impl Harness<'_> {
+    pub fn run(
+        &mut self,
+        plan: &SweepPlan,
+        observer: &mut dyn Observer,
+    ) -> Result<(), HarnessError> {
+        let max_bytes = plan.sizes.iter().copied().max().unwrap_or(0) as usize;
+        let cuda = |phase: &str| {
+            let phase = phase.to_string();
+            move |message: String| HarnessError {
+                phase,
+                kind: ErrorKind::Cuda,
+                message,
+            }
+        };
+        // One input and one output region, sized for the largest point, reused throughout.
+        let input = DeviceBuffer::alloc(max_bytes).map_err(cuda("allocating buffers"))?;
+        let output = DeviceBuffer::alloc(max_bytes).map_err(cuda("allocating buffers"))?;
+        let events: Vec<Event> = (0..=plan.iters.max(1))
+            .map(|_| Event::new())
+            .collect::<Result<_, _>>()
+            .map_err(cuda("creating events"))?;
+
+        for op in &plan.ops {
+            for &dtype in &plan.dtypes {
+                // The pattern is periodic, so one host copy for the largest send serves every size.
+                let max_send = plan
+                    .sizes
+                    .iter()
+                    .filter_map(|&s| op.counts(s, dtype.size() as u64, self.nranks))
+                    .map(|c| c.send)
+                    .max();
+                let Some(max_send) = max_send else { continue };
+                let pattern = dtype.encode_pattern(self.rank, 0, max_send as usize);
+                for &size in &plan.sizes {
+                    let Some(c) = op.counts(size, dtype.size() as u64, self.nranks) else {
+                        continue;
+                    };
+                    for in_place in [false, true] {
+                        if (in_place && !plan.in_place) || (!in_place && !plan.out_of_place) {
+                            continue;
+                        }
+                        let point = Point {
+                            op: *op,
+                            dtype,
+                            c,
+                            in_place,
+                            input: &input,
+                            output: &output,
+                            pattern: &pattern,
+                        };
+                        let measured = self.measure(&point, plan, &events, observer)?;
+                        observer.point(measured).map_err(|message| HarnessError {
+                            phase: point.label("reporting"),
+                            kind: ErrorKind::Report,
+                            message,
+                        })?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        p: &Point,
+        plan: &SweepPlan,
+        events: &[Event],
+        observer: &mut dyn Observer,
+    ) -> Result<RankPoint, HarnessError> {
+        let cuda = |phase: String| {
+            move |message: String| HarnessError {
+                phase,
+                kind: ErrorKind::Cuda,
+                message,
+            }
+        };
+        let stream = self.gpu.stream;
+
+        let phase = p.label("warm-up");
+        observer.phase(&phase);
+        p.prepare_inputs(self.rank, false)
+            .map_err(cuda(phase.clone()))?;
+        for _ in 0..plan.warmup {
+            self.launch(p, &phase)?;
+        }
+        events[0].record(stream).map_err(cuda(phase.clone()))?;
+        self.wait(&events[0], &phase, plan.step_timeout)?;
+
+        let phase = p.label("timed loop");
+        observer.phase(&phase);
+        events[0].record(stream).map_err(cuda(phase.clone()))?;
+        for i in 0..plan.iters as usize {
+            self.launch(p, &phase)?;
+            events[i + 1].record(stream).map_err(cuda(phase.clone()))?;
+        }
+        let last = &events[plan.iters as usize];
+        self.wait(last, &phase, plan.step_timeout)?;
+        let total_us = events[0].elapsed_ms(last).map_err(cuda(phase.clone()))? as f64 * 1000.0;
+        let samples_us = (0..plan.iters as usize)
+            .map(|i| {
+                events[i]
+                    .elapsed_ms(&events[i + 1])
+                    .map(|ms| ms as f64 * 1000.0)
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(cuda(phase.clone()))?;
+
+        let wrong = if plan.check {
+            let phase = p.label("check");
+            observer.phase(&phase);
+            p.prepare_inputs(self.rank, true)
+                .map_err(cuda(phase.clone()))?;
+            self.launch(p, &phase)?;
+            events[0].record(stream).map_err(cuda(phase.clone()))?;
+            self.wait(&events[0], &phase, plan.step_timeout)?;
+            Some(
+                p.count_wrong(self.rank, self.nranks)
+                    .map_err(cuda(phase.clone()))?,
+            )
+        } else {
+            None
+        };
+
+        Ok(RankPoint {
+            op: p.op.name().into(),
+            dtype: p.dtype.config_name().into(),
+            bytes: p.c.bytes,
+            count: p.c.count,
+            in_place: p.in_place,
+            redop: p.op.redop().map(String::from),
+            iters: plan.iters,
+            total_us,
+            samples_us,
+            wrong,
+        })
+    }
+
+    fn launch(&mut self, p: &Point, phase: &str) -> Result<(), HarnessError> {
+        let (send, recv) = p.pointers(self.rank);
+        // SAFETY: `pointers` stays inside the regions, which hold `c.send` / `c.recv` elements.
+        let rc = unsafe {
+            p.op.launch(
+                send,
+                recv,
+                &p.c,
+                p.dtype.nccl(),
+                self.comm.raw(),
+                self.gpu.stream,
+            )
+        };
+        self.comm
+            .check_launch(p.op.name(), rc)
+            .map_err(|e| comm_error(phase, e))
+    }
+
+    /// Waits for `event`, polling NCCL's async error, the peers and the deadline.
+    fn wait(&mut self, event: &Event, phase: &str, timeout: Duration) -> Result<(), HarnessError> {
+        let deadline = Instant::now() + timeout;
+        let mut spins = 0u64;
+        loop {
+            match event.done() {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(message) => {
+                    return Err(HarnessError {
+                        phase: phase.into(),
+                        kind: ErrorKind::Cuda,
+                        message,
+                    });
+                }
+            }
+            spins += 1;
+            if spins.is_multiple_of(64) {
+                self.comm.poll().map_err(|e| comm_error(phase, e))?;
+                self.comm
+                    .check_watchdog(phase, deadline, self.peer_failed)
+                    .map_err(|e| comm_error(phase, e))?;
+            }
+            if spins > 20_000 {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+fn comm_error(phase: &str, e: CommError) -> HarnessError {
+    let kind = match e {
+        CommError::Nccl(_) => ErrorKind::Nccl,
+        CommError::Timeout(_) => ErrorKind::Timeout,
+        CommError::Peer(_) => ErrorKind::Peer,
+    };
+    HarnessError {
+        phase: phase.into(),
+        kind,
+        message: e.to_string(),
+    }
+}
+
+/// One measurement point: a collective, a type, counts and placement over the two regions.
+struct Point<'a> {
+    op: &'static dyn Collective,
+    dtype: DType,
+    c: Counts,
+    in_place: bool,
+    input: &'a DeviceBuffer,
+    output: &'a DeviceBuffer,
+    pattern: &'a [u8],
+}
+
+impl Point<'_> {
+    fn label(&self, step: &str) -> String {
+        let place = if self.in_place {
+            "in-place"
+        } else {
+            "out-of-place"
+        };
+        format!(
+            "{} {} {} {place}: {step}",
+            self.op.name(),
+            crate::config::format_bytes(self.c.bytes),
+            self.dtype.config_name()
+        )
+    }
+
+    fn elt(&self) -> u64 {
+        self.dtype.size() as u64
+    }
+
+    /// Device addresses of the send and receive buffers.
+    fn pointers(&self, rank: u32) -> (u64, u64) {
+        if self.in_place {
+            let (s, r) = self.op.in_place_offsets(rank, &self.c);
+            (
+                self.output.at((s * self.elt()) as usize),
+                self.output.at((r * self.elt()) as usize),
+            )
+        } else {
+            (self.input.ptr, self.output.ptr)
+        }
+    }
+
+    /// Writes the pattern into the send buffer; with `poison`, first fills the receive side
+    /// with bytes no correct result contains.
+    fn prepare_inputs(&self, rank: u32, poison: bool) -> Result<(), String> {
+        let send_bytes = (self.c.send * self.elt()) as usize;
+        let data = &self.pattern[..send_bytes];
+        if self.in_place {
+            let (s, r) = self.op.in_place_offsets(rank, &self.c);
+            if poison {
+                let extent = ((s + self.c.send).max(r + self.c.recv) * self.elt()) as usize;
+                self.output.fill(0, extent, POISON)?;
+            }
+            self.output.upload((s * self.elt()) as usize, data)
+        } else {
+            if poison {
+                self.output
+                    .fill(0, (self.c.recv * self.elt()) as usize, POISON)?;
+            }
+            self.input.upload(0, data)
+        }
+    }
+
+    fn count_wrong(&self, rank: u32, nranks: u32) -> Result<u64, String> {
+        let (base, offset) = if self.in_place {
+            (
+                self.output,
+                self.op.in_place_offsets(rank, &self.c).1 * self.elt(),
+            )
+        } else {
+            (self.output, 0)
+        };
+        let got = base.download(offset as usize, (self.c.recv * self.elt()) as usize)?;
+        let signed = self.dtype.signed();
+        Ok(self.dtype.count_wrong(&got, nranks, |k| {
+            self.op.expected(rank, nranks, &self.c, k, signed)
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_nccl_tests_b_e_f() {
+        assert_eq!(sizes(1024, 8192, 2), vec![1024, 2048, 4096, 8192]);
+        assert_eq!(sizes(1024, 1000, 2), Vec::<u64>::new());
+        assert_eq!(sizes(8, 8, 2), vec![8]);
+        assert_eq!(sizes(1, 100, 10), vec![1, 10, 100]);
+        assert_eq!(sizes(1 << 62, u64::MAX, 4).len(), 1, "no overflow");
+    }
+}
