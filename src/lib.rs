@@ -11,7 +11,10 @@ pub mod exit;
 pub mod output;
 
 pub mod config;
+pub mod console;
 pub mod engine;
+pub mod launch;
 pub mod logscan;
 pub mod rendezvous;
 pub mod results;
+pub mod worker;

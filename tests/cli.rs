@@ -31,3 +31,39 @@ fn unknown_flag_is_a_usage_error() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn run_without_a_gpu_exits_3_and_says_what_to_install() {
+    if netcheck::engine::gpu::driver_present() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let out = netcheck()
+        .args(["run", "--out"])
+        .arg(tempfile::tempdir().unwrap().path())
+        .assert()
+        .code(3);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("no NVIDIA driver") && err.contains("hint:"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn run_rejects_a_bad_config_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(&cfg, "[sweep]\nops = [\"all_gather\"]\niters = 0\n").unwrap();
+    let out = netcheck()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("sweep.iters") && err.contains("bad.toml"),
+        "{err}"
+    );
+}

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::ByteSize;
+use crate::config::{BenchConfig, ByteSize, parse_duration};
 use crate::error::{Error, Outcome, Result};
 
 #[derive(Debug, clap::Args)]
@@ -45,11 +45,98 @@ pub struct Args {
     /// Output folder (default: reports/<timestamp>/).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Give up after this long without progress (e.g. 90s, 10m); exit 124.
+    /// Give up when one step (rendezvous, init, one timed loop) takes longer (e.g. 90s, 10m);
+    /// the report names the rank, the phase and the peer; exit 124.
     #[arg(long, value_name = "DURATION", default_value = "5m")]
     pub timeout: String,
+    /// Multi-node: the number of nodes (each runs `netcheck run` with its own --node-rank).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Multi-node (one `netcheck run` per node)"
+    )]
+    pub nnodes: u32,
+    /// Multi-node: this node's index, 0 to N-1. Node 0 hosts rank 0 and writes the results.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 0,
+        help_heading = "Multi-node (one `netcheck run` per node)"
+    )]
+    pub node_rank: u32,
+    /// Multi-node: node 0's HOST:PORT (node 0 listens on PORT). Every node needs the same
+    /// random token in NETCHECK_RDZV_TOKEN.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        help_heading = "Multi-node (one `netcheck run` per node)"
+    )]
+    pub rendezvous: Option<String>,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("run"))
+pub fn run(args: Args) -> Result<Outcome> {
+    let mut config = match &args.config {
+        Some(path) => BenchConfig::load(path)?,
+        None => BenchConfig::embedded_default(),
+    };
+    apply_flags(&mut config, &args)?;
+    let timeout = parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
+    if args.nnodes == 0 || args.node_rank >= args.nnodes {
+        return Err(Error::usage(format!(
+            "--node-rank {} must be below --nnodes {}",
+            args.node_rank, args.nnodes
+        )));
+    }
+    if args.nnodes > 1 && args.rendezvous.is_none() {
+        return Err(Error::usage(
+            "--nnodes > 1 needs --rendezvous HOST:PORT (node 0's address)",
+        ));
+    }
+    let multi_node = args.nnodes > 1;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("reports").join(chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ").to_string())
+    });
+    crate::launch::local::run(crate::launch::local::LocalOptions {
+        config,
+        gpus: args.gpus,
+        simulate_nodes: args.simulate_nodes,
+        nnodes: args.nnodes,
+        node_rank: args.node_rank,
+        rendezvous: args.rendezvous,
+        out,
+        timeout,
+        echo_logs: multi_node,
+        print_record: multi_node,
+    })
+}
+
+/// Flags override the matching config fields; the result is validated like a config file.
+fn apply_flags(config: &mut BenchConfig, args: &Args) -> Result<()> {
+    let s = &mut config.sweep;
+    if let Some(ops) = &args.ops {
+        s.ops = ops.clone();
+    }
+    if let Some(v) = args.min_bytes {
+        s.min_bytes = v;
+    }
+    if let Some(v) = args.max_bytes {
+        s.max_bytes = v;
+    }
+    if let Some(v) = args.step_factor {
+        s.step_factor = v;
+    }
+    if let Some(v) = args.iters {
+        s.iters = v;
+    }
+    if let Some(v) = args.warmup {
+        s.warmup = v;
+    }
+    if let Some(d) = &args.dtype {
+        s.dtypes = d.clone();
+    }
+    if let Some(t) = &args.expect {
+        config.expect.transport = Some(t.clone());
+    }
+    config.validate("command-line flags and config")
 }

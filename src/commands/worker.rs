@@ -1,5 +1,9 @@
-//! `netcheck worker` (hidden): one rank, started by a launcher. Not for direct use.
+//! `netcheck worker` (hidden): one rank, started by a launcher (`run`, or a pod from `launch`).
+//! Not for direct use: the launcher passes the sweep and sets the environment.
 
+use std::path::PathBuf;
+
+use crate::config::{Sweep, parse_duration};
 use crate::error::{Error, Outcome, Result};
 
 #[derive(Debug, clap::Args)]
@@ -10,11 +14,51 @@ pub struct Args {
     /// Total number of ranks.
     #[arg(long)]
     pub world_size: u32,
-    /// Rank 0's rendezvous address (HOST:PORT). Rank 0 listens on it.
+    /// Local CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub local_gpu: u32,
+    /// Rank 0: the address to listen on (HOST:PORT, port 0 = any); others: rank 0's address.
     #[arg(long)]
     pub rendezvous: String,
+    /// Output folder (rank 0 writes the other hosts' logs there).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The sweep, as JSON (the `[sweep]` table of a bench config).
+    #[arg(long)]
+    pub sweep: String,
+    /// Deadline for each step (rendezvous, init, one timed loop).
+    #[arg(long, default_value = "5m")]
+    pub timeout: String,
+    /// Only exercise the rendezvous (no GPU, no NCCL).
+    #[arg(long)]
+    pub rendezvous_only: bool,
+    /// With --rendezvous-only: stay joined this long between two barriers.
+    #[arg(long, default_value = "0s", requires = "rendezvous_only")]
+    pub hold: String,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("worker"))
+pub fn run(args: Args) -> Result<Outcome> {
+    if args.world_size == 0 || args.rank >= args.world_size {
+        return Err(Error::usage(format!(
+            "rank {} is outside world size {}",
+            args.rank, args.world_size
+        )));
+    }
+    let sweep: Sweep = serde_json::from_str(&args.sweep)
+        .map_err(|e| Error::bad_input("--sweep", e.to_string()))?;
+    let timeout = parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
+    crate::worker::run(crate::worker::WorkerOptions {
+        rank: args.rank,
+        world_size: args.world_size,
+        local_gpu: args.local_gpu,
+        rendezvous: args.rendezvous,
+        out: args.out,
+        sweep,
+        timeout,
+        rendezvous_only: args.rendezvous_only,
+        hold: match args.hold.as_str() {
+            "0" | "0s" => std::time::Duration::ZERO,
+            h => parse_duration(h).map_err(|m| Error::bad_input("--hold", m))?,
+        },
+    })
 }

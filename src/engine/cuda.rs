@@ -120,10 +120,11 @@ impl Event {
             .map_err(|e| format!("cuEventCreate: {}", driver_error(e)))
     }
 
-    pub fn record(&self, stream: sys::CUstream) -> CudaResult<()> {
-        // SAFETY: valid event and stream of the current context.
+    /// Records the event on `gpu`'s stream.
+    pub fn record(&self, gpu: &Gpu) -> CudaResult<()> {
+        // SAFETY: valid event; the stream belongs to the current context.
         check("cuEventRecord", unsafe {
-            result::event::record(self.0, stream)
+            result::event::record(self.0, gpu.stream)
         })
     }
 

@@ -151,7 +151,11 @@ impl DType {
                 for (k, c) in got.chunks_exact(std::mem::size_of::<$t>()).enumerate() {
                     let g: f64 = $to(<$t>::from_le_bytes(c.try_into().unwrap()));
                     let e = expected(k as u64) as f64;
-                    wrong += !((g - e).abs() <= tol) as u64;
+                    // NaN fails the comparison, so it counts as wrong.
+                    wrong += u64::from(!matches!(
+                        (g - e).abs().partial_cmp(&tol),
+                        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                    ));
                 }
             }};
         }

@@ -150,7 +150,6 @@ impl Harness<'_> {
                 message,
             }
         };
-        let stream = self.gpu.stream;
 
         let phase = p.label("warm-up");
         observer.phase(&phase);
@@ -159,15 +158,17 @@ impl Harness<'_> {
         for _ in 0..plan.warmup {
             self.launch(p, &phase)?;
         }
-        events[0].record(stream).map_err(cuda(phase.clone()))?;
+        events[0].record(self.gpu).map_err(cuda(phase.clone()))?;
         self.wait(&events[0], &phase, plan.step_timeout)?;
 
         let phase = p.label("timed loop");
         observer.phase(&phase);
-        events[0].record(stream).map_err(cuda(phase.clone()))?;
+        events[0].record(self.gpu).map_err(cuda(phase.clone()))?;
         for i in 0..plan.iters as usize {
             self.launch(p, &phase)?;
-            events[i + 1].record(stream).map_err(cuda(phase.clone()))?;
+            events[i + 1]
+                .record(self.gpu)
+                .map_err(cuda(phase.clone()))?;
         }
         let last = &events[plan.iters as usize];
         self.wait(last, &phase, plan.step_timeout)?;
@@ -187,7 +188,7 @@ impl Harness<'_> {
             p.prepare_inputs(self.rank, true)
                 .map_err(cuda(phase.clone()))?;
             self.launch(p, &phase)?;
-            events[0].record(stream).map_err(cuda(phase.clone()))?;
+            events[0].record(self.gpu).map_err(cuda(phase.clone()))?;
             self.wait(&events[0], &phase, plan.step_timeout)?;
             Some(
                 p.count_wrong(self.rank, self.nranks)

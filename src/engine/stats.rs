@@ -38,7 +38,7 @@ pub fn combine(points: &[RankPoint], nranks: u32) -> ResultRow {
     for s in points.iter().flat_map(|p| &p.samples_us) {
         hist.saturating_record((s * 1000.0).round().max(1.0) as u64);
     }
-    let ns = |q: f64| (hist.len() > 0).then(|| hist.value_at_quantile(q) as f64 / 1000.0);
+    let ns = |q: f64| (!hist.is_empty()).then(|| hist.value_at_quantile(q) as f64 / 1000.0);
     let algbw = gbs(first.bytes, mean);
     let wrong = points.iter().map(|p| p.wrong).sum::<Option<u64>>();
     ResultRow {
@@ -51,10 +51,10 @@ pub fn combine(points: &[RankPoint], nranks: u32) -> ResultRow {
         iters: Some(first.iters),
         time_us: TimeStats {
             mean,
-            min: (hist.len() > 0).then(|| hist.min() as f64 / 1000.0),
+            min: (!hist.is_empty()).then(|| hist.min() as f64 / 1000.0),
             p50: ns(0.5),
             p99: ns(0.99),
-            max: (hist.len() > 0).then(|| hist.max() as f64 / 1000.0),
+            max: (!hist.is_empty()).then(|| hist.max() as f64 / 1000.0),
         },
         algbw_gbs: algbw,
         busbw_gbs: algbw.map(|a| a * bus_factor(&first.op, nranks)),

@@ -1,0 +1,691 @@
+//! The local launcher: one `netcheck worker` process per GPU of this host, their events turned
+//! into a live table, `results.jsonl` rows as they finish, and `results.json` at the end — also
+//! when a rank dies, hangs or the user presses Ctrl-C (rows already measured are kept).
+//!
+//! The same launcher is one node of a multi-node run (`--nnodes N --node-rank K`): node 0 hosts
+//! rank 0 and its rendezvous; the other nodes only run their ranks.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use crate::config::BenchConfig;
+use crate::console::TablePrinter;
+use crate::engine::{gpu, library};
+use crate::error::{Error, Outcome, Result};
+use crate::logscan::{Analysis, Transport};
+use crate::rendezvous::{TOKEN_ENV, random_hex};
+use crate::results::{HostInfo, NcclInfo, RankInfo, RowSink, RunRecord, RunStatus, now_rfc3339};
+use crate::worker::{EVENT_PREFIX, Event, RankReport};
+
+pub struct LocalOptions {
+    pub config: BenchConfig,
+    /// GPUs of this host to use (default: all).
+    pub gpus: Option<u32>,
+    /// Give ranks different NCCL_HOSTID values so NCCL sees this many nodes.
+    pub simulate_nodes: Option<u32>,
+    pub nnodes: u32,
+    pub node_rank: u32,
+    /// Rank 0's `HOST:PORT` for multi-node runs.
+    pub rendezvous: Option<String>,
+    pub out: PathBuf,
+    /// Longest time any step may take without progress.
+    pub timeout: Duration,
+    /// Echo the ranks' NCCL log lines to stderr (so `kubectl logs` carries them).
+    pub echo_logs: bool,
+    /// Print the final RunRecord as one `NETCHECK_RESULT {json}` line on stdout.
+    pub print_record: bool,
+}
+
+/// What the workers told us, folded as events arrive.
+#[derive(Default)]
+struct Progress {
+    last_phase: BTreeMap<u32, String>,
+    failures: Vec<(u32, String)>,
+    timed_out: bool,
+    done: Option<Vec<RankReport>>,
+    listening: Option<u16>,
+}
+
+enum Msg {
+    Event(u32, Box<Event>),
+    Text(u32, String),
+    Closed(u32),
+}
+
+pub fn run(opts: LocalOptions) -> Result<Outcome> {
+    let inventory = gpu::detect_gpus()?;
+    let lib = library::choose_nccl_library()?;
+    let shim = library::shim_dir(&lib.path)?;
+    let local = opts.gpus.unwrap_or(inventory.gpus.len() as u32);
+    if local == 0 || local as usize > inventory.gpus.len() {
+        return Err(Error::usage(format!(
+            "--gpus {local}: this host has {} GPU(s)",
+            inventory.gpus.len()
+        )));
+    }
+    let world = opts.nnodes * local;
+    if let Some(n) = opts.simulate_nodes
+        && (n < 2 || n > world)
+    {
+        return Err(Error::usage(format!(
+            "--simulate-nodes {n} needs 2 to {world} (one rank per GPU)"
+        )));
+    }
+    let multi_node = opts.nnodes > 1;
+    let token = match std::env::var(TOKEN_ENV) {
+        Ok(t) if !t.is_empty() => t,
+        _ if multi_node => {
+            return Err(Error::usage(format!(
+                "a multi-node run needs the same random token in {TOKEN_ENV} on every node"
+            )));
+        }
+        _ => random_hex(),
+    };
+    let hosts_rank0 = opts.node_rank == 0;
+    let logs = opts.out.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| Error::write(&logs, e))?;
+    let jsonl = opts.out.join("results.jsonl");
+    let results_path = opts.out.join("results.json");
+    let _ = std::fs::remove_file(&jsonl);
+
+    let mut record = RunRecord::new("run");
+    record.label = opts.config.name.clone();
+    record.world_size = Some(world);
+    record.config = Some(serde_json::to_value(&opts.config).expect("configs serialize"));
+    record.nccl = Some(NcclInfo {
+        version: lib.version.clone().unwrap_or_default(),
+        library_path: Some(lib.path.display().to_string()),
+    });
+    let sweep_json = serde_json::to_string(&opts.config.sweep).expect("sweeps serialize");
+    if world == 1 {
+        eprintln!(
+            "netcheck: warning: 1 rank: NCCL moves no data between GPUs; bus bandwidth is 0 by definition"
+        );
+    }
+    eprintln!(
+        "netcheck: {} rank(s) on {} node(s), NCCL {} ({}), output in {}",
+        world,
+        opts.nnodes,
+        lib.version.as_deref().unwrap_or("?"),
+        lib.path.display(),
+        opts.out.display()
+    );
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, interrupted.clone());
+    }
+
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let spawn = |rank: u32, local_gpu: u32, rdzv: &str| -> Result<Child> {
+        let mut cmd = Command::new(
+            std::env::current_exe()
+                .map_err(|e| Error::infra(format!("cannot find the netcheck binary: {e}")))?,
+        );
+        cmd.args([
+            "worker",
+            "--rank",
+            &rank.to_string(),
+            "--world-size",
+            &world.to_string(),
+        ])
+        .args(["--local-gpu", &local_gpu.to_string(), "--rendezvous", rdzv])
+        .arg("--out")
+        .arg(&opts.out)
+        .args([
+            "--sweep",
+            &sweep_json,
+            "--timeout",
+            &format!("{}s", opts.timeout.as_secs_f64()),
+        ])
+        .env(TOKEN_ENV, &token)
+        .env(
+            "LD_LIBRARY_PATH",
+            prepend_path(&shim, std::env::var_os("LD_LIBRARY_PATH")),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        if std::env::var_os("NCCL_DEBUG").is_none() {
+            cmd.env("NCCL_DEBUG", "INFO");
+        }
+        if std::env::var_os("NCCL_DEBUG_FILE").is_none() {
+            cmd.env("NCCL_DEBUG_FILE", logs.join(format!("rank-{rank}.log")));
+        }
+        if let Some(n) = opts.simulate_nodes {
+            cmd.env(
+                "NCCL_HOSTID",
+                format!("netcheck-simulated-node-{}", rank * n / world),
+            );
+        }
+        // SAFETY: only async-signal-safe calls between fork and exec. Workers get their own
+        // process group (Ctrl-C reaches only us; we stop them in order) and die with us.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| Error::infra(format!("cannot start worker rank {rank}: {e}")))?;
+        let out = child.stdout.take().expect("piped");
+        let err = child.stderr.take().expect("piped");
+        let t = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(|l| l.ok()) {
+                let msg = match line
+                    .strip_prefix(EVENT_PREFIX)
+                    .and_then(|j| serde_json::from_str(j).ok())
+                {
+                    Some(ev) => Msg::Event(rank, Box::new(ev)),
+                    None => Msg::Text(rank, line),
+                };
+                if t.send(msg).is_err() {
+                    break;
+                }
+            }
+            let _ = t.send(Msg::Closed(rank));
+        });
+        let t = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(|l| l.ok()) {
+                let _ = t.send(Msg::Text(rank, line));
+            }
+        });
+        Ok(child)
+    };
+
+    // Rank 0 first: its rendezvous must listen before the others connect (locally it picks a
+    // free port and tells us which).
+    let mut children: BTreeMap<u32, Child> = BTreeMap::new();
+    let mut progress = Progress::default();
+    let first_rank = opts.node_rank * local;
+    let rdzv_for_others = if hosts_rank0 {
+        let bind = match &opts.rendezvous {
+            Some(addr) => addr.clone(),
+            None => "127.0.0.1:0".to_string(),
+        };
+        children.insert(0, spawn(0, 0, &bind)?);
+        let deadline = Instant::now() + opts.timeout;
+        while progress.listening.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left.min(Duration::from_millis(200))) {
+                Ok(Msg::Event(r, ev)) => {
+                    handle_event(r, *ev, &mut progress, None, None, &mut record)
+                }
+                Ok(Msg::Text(r, line)) => eprintln!("[rank {r}] {line}"),
+                Ok(Msg::Closed(_)) => break,
+                Err(_) if left.is_zero() || interrupted.load(Ordering::Relaxed) => break,
+                Err(_) => {}
+            }
+        }
+        let Some(port) = progress.listening else {
+            stop_all(&mut children);
+            let why = progress
+                .failures
+                .first()
+                .map(|(_, m)| m.clone())
+                .unwrap_or_else(|| "rank 0 did not start its rendezvous".into());
+            return Err(Error::infra(why));
+        };
+        // Ranks on this node reach rank 0 over loopback, at the port it actually bound.
+        format!("127.0.0.1:{port}")
+    } else {
+        opts.rendezvous
+            .clone()
+            .ok_or_else(|| Error::usage("--node-rank > 0 needs --rendezvous HOST:PORT of node 0"))?
+    };
+    for i in 0..local {
+        let rank = first_rank + i;
+        if rank != 0 {
+            children.insert(rank, spawn(rank, i, &rdzv_for_others)?);
+        }
+    }
+    drop(tx);
+
+    let mut sink = if hosts_rank0 {
+        Some(RowSink::create(&jsonl)?)
+    } else {
+        None
+    };
+    let mut table = TablePrinter::new(opts.config.sweep.out_of_place, opts.config.sweep.in_place);
+    let bar = progress_bar(&opts.config, world);
+    let tail = opts
+        .echo_logs
+        .then(|| LogTail::new(&logs, first_rank..first_rank + local));
+    let mut last_progress = Instant::now();
+    let watchdog = opts.timeout + Duration::from_secs(10);
+    let mut open: usize = children.len();
+    let mut status = RunStatus::Complete;
+
+    while open > 0 {
+        if interrupted.load(Ordering::Relaxed) {
+            status = RunStatus::Interrupted;
+            eprintln!(
+                "netcheck: interrupted; stopping the workers and keeping the rows measured so far"
+            );
+            break;
+        }
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Msg::Event(r, ev)) => {
+                last_progress = Instant::now();
+                handle_event(
+                    r,
+                    *ev,
+                    &mut progress,
+                    sink.as_mut(),
+                    Some((&mut table, &bar)),
+                    &mut record,
+                );
+            }
+            Ok(Msg::Text(r, line)) => bar.suspend(|| eprintln!("[rank {r}] {line}")),
+            Ok(Msg::Closed(r)) => {
+                open -= 1;
+                let code = children.get_mut(&r).and_then(|c| c.wait().ok());
+                if let Some(code) = code.filter(|c| !c.success()) {
+                    let phase = progress
+                        .last_phase
+                        .get(&r)
+                        .cloned()
+                        .unwrap_or_else(|| "start-up".into());
+                    let how = match std::os::unix::process::ExitStatusExt::signal(&code) {
+                        Some(sig) => format!("was killed by signal {sig}"),
+                        None => format!("exited with code {}", code.code().unwrap_or(-1)),
+                    };
+                    if !progress.failures.iter().any(|(fr, _)| *fr == r) {
+                        progress
+                            .failures
+                            .push((r, format!("rank {r} {how} during {phase}")));
+                    }
+                    // The others notice through the rendezvous; give them a moment to report.
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(t) = &tail {
+            t.poll(&bar);
+        }
+        if last_progress.elapsed() > watchdog {
+            progress.timed_out = true;
+            status = RunStatus::Timeout;
+            let phases: Vec<String> = progress
+                .last_phase
+                .iter()
+                .map(|(r, p)| format!("rank {r}: {p}"))
+                .collect();
+            progress.failures.push((
+                u32::MAX,
+                format!("no progress for {:?} ({})", watchdog, phases.join("; ")),
+            ));
+            break;
+        }
+    }
+    stop_all(&mut children);
+    if let Some(t) = &tail {
+        t.poll(&bar);
+    }
+    bar.finish_and_clear();
+    for line in table.flush() {
+        print_line(&line);
+    }
+
+    // Work out how the run ended.
+    let failed = !progress.failures.is_empty();
+    if status == RunStatus::Complete && failed {
+        status = if progress.failures.iter().any(|(_, m)| is_hang(m)) {
+            RunStatus::Timeout
+        } else {
+            RunStatus::Failed
+        };
+    }
+    record.status = status;
+    record.finished_at = Some(now_rfc3339());
+    record.errors = progress.failures.iter().map(|(_, m)| m.clone()).collect();
+    if let Some(ranks) = &progress.done {
+        fill_topology(&mut record, ranks, &inventory.cuda_driver);
+    }
+    if !hosts_rank0 {
+        // Rank 0's node writes the results; this node only ran its ranks.
+        return match (status, failed) {
+            (RunStatus::Complete, false) => Ok(Outcome::Pass),
+            _ => Err(run_error(status, &progress)),
+        };
+    }
+    record.analysis = analyse_logs(&opts.out, &record);
+    let verdict = judge(&opts.config, &record);
+    record.save(&results_path)?;
+    summarize(&record, &verdict, &results_path);
+    if opts.print_record {
+        print_line(&format!(
+            "NETCHECK_RESULT {}",
+            serde_json::to_string(&record).expect("records serialize")
+        ));
+    }
+    match status {
+        RunStatus::Complete if !failed => Ok(if verdict.is_empty() {
+            Outcome::Pass
+        } else {
+            Outcome::Fail
+        }),
+        _ => Err(run_error(status, &progress)),
+    }
+}
+
+fn handle_event(
+    rank: u32,
+    ev: Event,
+    progress: &mut Progress,
+    sink: Option<&mut RowSink>,
+    table: Option<(&mut TablePrinter, &indicatif::ProgressBar)>,
+    record: &mut RunRecord,
+) {
+    match ev {
+        Event::Listening { port } => progress.listening = Some(port),
+        Event::Phase { rank, phase } => {
+            progress.last_phase.insert(rank, phase);
+        }
+        Event::Row { row } => {
+            if let Some(sink) = sink
+                && let Err(e) = sink.append(&row)
+            {
+                eprintln!("netcheck: warning: {e}");
+            }
+            if let Some((table, bar)) = table {
+                bar.inc(1);
+                for line in table.push(row.clone()) {
+                    bar.suspend(|| print_line(&line));
+                }
+            }
+            record.rows.push(row);
+        }
+        Event::Done { ranks } => progress.done = Some(ranks),
+        Event::Failed {
+            rank: r,
+            phase,
+            kind,
+            message,
+        } => {
+            let _ = rank;
+            progress.last_phase.insert(r, phase.clone());
+            progress.failures.push((
+                r,
+                format!("rank {r} failed during {phase} ({kind:?}): {message}"),
+            ));
+        }
+    }
+}
+
+fn is_hang(message: &str) -> bool {
+    [
+        "(Timeout)",
+        "(Peer)",
+        "killed by signal",
+        "no progress",
+        "did not finish",
+    ]
+    .iter()
+    .any(|k| message.contains(k))
+}
+
+fn run_error(status: RunStatus, progress: &Progress) -> Error {
+    let what = progress
+        .failures
+        .iter()
+        .map(|(_, m)| m.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    match status {
+        RunStatus::Interrupted => Error::Interrupted,
+        RunStatus::Timeout => Error::Timeout {
+            what,
+            hint: Some(
+                "rows measured before the failure are in results.json; rank logs are under logs/"
+                    .into(),
+            ),
+        },
+        _ => Error::Infrastructure {
+            what: if what.is_empty() {
+                "the workers stopped without finishing".into()
+            } else {
+                what
+            },
+            hint: Some("see the rank logs under logs/ in the output folder".into()),
+        },
+    }
+}
+
+/// Hosts, ranks and GPUs from the workers' final reports.
+fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str) {
+    let mut hosts: BTreeMap<String, HostInfo> = BTreeMap::new();
+    for r in ranks {
+        let host = hosts.entry(r.host.clone()).or_insert_with(|| HostInfo {
+            hostname: r.host.clone(),
+            cuda_driver: r
+                .cuda_driver
+                .clone()
+                .or_else(|| Some(cuda_driver.to_string())),
+            ..Default::default()
+        });
+        if let Some(g) = &r.gpu
+            && !host.gpus.iter().any(|x| x.index == g.index)
+        {
+            host.gpus.push(g.clone());
+        }
+        record.ranks.push(RankInfo {
+            rank: r.rank,
+            host: r.host.clone(),
+            gpu: r.gpu.as_ref().map(|g| g.index).unwrap_or(0),
+            pid: Some(r.pid),
+            log: r.log.clone(),
+        });
+    }
+    record.ranks.sort_by_key(|r| r.rank);
+    record.hosts = hosts.into_values().collect();
+    if let (Some(nccl), Some(first)) = (&mut record.nccl, ranks.iter().find(|r| r.rank == 0)) {
+        if let Some(v) = &first.nccl_version {
+            nccl.version = v.clone();
+        }
+        if let Some(p) = &first.nccl_library {
+            nccl.library_path = Some(p.clone());
+        }
+    }
+}
+
+/// The transport analysis of the ranks' NCCL logs (filled in once `logscan` is wired).
+fn analyse_logs(_out: &Path, _record: &RunRecord) -> Option<Analysis> {
+    None
+}
+
+/// Reasons the run fails its expectations (empty: pass).
+fn judge(config: &BenchConfig, record: &RunRecord) -> Vec<String> {
+    let mut reasons = vec![];
+    let max_wrong = config.expect.max_wrong.unwrap_or(0);
+    let wrong: u64 = record.rows.iter().filter_map(|r| r.wrong).sum();
+    if wrong > max_wrong {
+        let bad: Vec<String> = record
+            .rows
+            .iter()
+            .filter(|r| r.wrong.unwrap_or(0) > 0)
+            .take(5)
+            .map(|r| {
+                format!(
+                    "{} {} {}: {} wrong",
+                    r.op,
+                    crate::config::format_bytes(r.bytes),
+                    if r.in_place {
+                        "in-place"
+                    } else {
+                        "out-of-place"
+                    },
+                    r.wrong.unwrap_or(0)
+                )
+            })
+            .collect();
+        reasons.push(format!(
+            "{wrong} wrong element(s) (allowed {max_wrong}): {}",
+            bad.join(", ")
+        ));
+    }
+    if let Some(expect) = config.expect.transport.as_deref().filter(|t| *t != "any") {
+        match &record.analysis {
+            None => reasons.push(format!(
+                "expected inter-node transport `{expect}`, but the NCCL logs could not be analysed"
+            )),
+            Some(a) => {
+                let got = a.inter_node_transport;
+                if got.as_str() != expect {
+                    let detail = if got == Transport::None {
+                        " (no traffic crossed nodes)".to_string()
+                    } else {
+                        String::new()
+                    };
+                    reasons.push(format!(
+                        "expected inter-node transport `{expect}`, NCCL used `{}`{detail}",
+                        got.as_str()
+                    ));
+                }
+            }
+        }
+    }
+    reasons
+}
+
+fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
+    if let Some(a) = &record.analysis {
+        eprintln!(
+            "netcheck: inter-node transport: {}{}",
+            a.inter_node_transport.as_str(),
+            match a.socket_fallback {
+                Some(true) => " (TCP socket fallback!)",
+                _ => "",
+            }
+        );
+    }
+    let worst = record
+        .rows
+        .iter()
+        .filter_map(|r| r.busbw_gbs.map(|b| (b, r)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some((bw, r)) = worst {
+        eprintln!(
+            "netcheck: peak bus bandwidth {bw:.1} GB/s ({} {})",
+            r.op,
+            crate::config::format_bytes(r.bytes)
+        );
+    }
+    for reason in reasons {
+        eprintln!("netcheck: FAIL: {reason}");
+    }
+    eprintln!("netcheck: results: {}", path.display());
+}
+
+fn print_line(line: &str) {
+    let _ = crate::output::stdout(&format!("{line}\n"));
+}
+
+fn stop_all(children: &mut BTreeMap<u32, Child>) {
+    for child in children.values_mut() {
+        if let Ok(None) = child.try_wait() {
+            // SAFETY: signalling our own child's process group.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    for child in children.values_mut() {
+        while let Ok(None) = child.try_wait() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn prepend_path(dir: &Path, old: Option<std::ffi::OsString>) -> std::ffi::OsString {
+    let mut paths = vec![dir.to_path_buf()];
+    if let Some(old) = old {
+        paths.extend(std::env::split_paths(&old));
+    }
+    std::env::join_paths(paths).expect("paths without ':'")
+}
+
+/// A progress bar on stderr, only for a terminal outside CI.
+fn progress_bar(config: &BenchConfig, world: u32) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    let s = &config.sweep;
+    let sizes =
+        crate::engine::harness::sizes(s.min_bytes.0, s.max_bytes.0, s.step_factor).len() as u64;
+    let variants = s.in_place as u64 + s.out_of_place as u64;
+    let total = s.ops.len() as u64 * s.dtypes.len() as u64 * sizes * variants;
+    let visible = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() && world > 0;
+    if !visible {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points",
+        )
+        .expect("valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Follows the ranks' NCCL log files and echoes new lines to stderr.
+struct LogTail {
+    files: Vec<(u32, PathBuf, std::cell::Cell<u64>)>,
+}
+
+impl LogTail {
+    fn new(dir: &Path, ranks: std::ops::Range<u32>) -> LogTail {
+        LogTail {
+            files: ranks
+                .map(|r| {
+                    (
+                        r,
+                        dir.join(format!("rank-{r}.log")),
+                        std::cell::Cell::new(0),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn poll(&self, bar: &indicatif::ProgressBar) {
+        use std::io::{Read, Seek, SeekFrom};
+        for (rank, path, pos) in &self.files {
+            let Ok(mut f) = std::fs::File::open(path) else {
+                continue;
+            };
+            if f.seek(SeekFrom::Start(pos.get())).is_err() {
+                continue;
+            }
+            let mut buf = Vec::new();
+            if f.read_to_end(&mut buf).is_err() {
+                continue;
+            }
+            // Only whole lines; the rest waits for the next poll.
+            let Some(end) = buf.iter().rposition(|&b| b == b'\n') else {
+                continue;
+            };
+            pos.set(pos.get() + end as u64 + 1);
+            bar.suspend(|| {
+                for line in String::from_utf8_lossy(&buf[..end]).lines() {
+                    eprintln!("[rank {rank}] {line}");
+                }
+            });
+        }
+    }
+}
