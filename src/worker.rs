@@ -245,6 +245,7 @@ pub fn run(opts: WorkerOptions) -> Result<Outcome> {
         gpu: &gpu,
         comm: &mut comm,
         peer_failed: &peer_failed,
+        step_timeout: opts.timeout,
     };
     if let Err(e) = harness.run(&plan, &mut observer) {
         let err = fail(&e.phase, e.kind, e.message);

@@ -26,19 +26,21 @@ impl std::fmt::Display for CommError {
     }
 }
 
+/// A blocking communicator split off a non-blocking parent (see `Comm::init`).
 pub struct Comm {
     raw: ncclComm_t,
+    parent: ncclComm_t,
     aborted: bool,
 }
 
 /// `NCCL_CONFIG_INITIALIZER` written out: unset fields are `NCCL_CONFIG_UNDEF_INT`/null.
-fn nonblocking_config() -> sys::ncclConfig_t {
+fn config(blocking: bool) -> sys::ncclConfig_t {
     const UNDEF: i32 = i32::MIN;
     sys::ncclConfig_t {
         size: std::mem::size_of::<sys::ncclConfig_t>(),
         magic: 0xcafebeef,
         version: 22700,
-        blocking: 0,
+        blocking: i32::from(blocking),
         cgaClusterSize: UNDEF,
         minCTAs: UNDEF,
         maxCTAs: UNDEF,
@@ -72,8 +74,14 @@ pub fn version() -> Option<i32> {
 }
 
 impl Comm {
-    /// Joins communicator `id` as `rank` of `nranks` on the current device. Waits for the
-    /// other ranks until `deadline`; `peer_failed` is polled meanwhile.
+    /// Joins communicator `id` as `rank` of `nranks` on the current device, waiting for the
+    /// other ranks until `deadline` and polling `peer_failed` meanwhile.
+    ///
+    /// Init runs on a non-blocking communicator, so a rank that never arrives ends in
+    /// `ncclCommAbort` and a report instead of a stuck process. Collectives then run on a
+    /// blocking communicator split off it (sharing its resources): on a non-blocking one every
+    /// call goes through NCCL's asynchronous launch path, measured at 60–90 µs per 1 KiB
+    /// all-gather on 2× H200 against 11–12 µs blocking (2026-11-30).
     pub fn init(
         id: [u8; 128],
         rank: u32,
@@ -81,27 +89,31 @@ impl Comm {
         deadline: Instant,
         peer_failed: &dyn Fn() -> Option<String>,
     ) -> Result<Comm, CommError> {
-        let unique = sys::ncclUniqueId {
-            internal: id.map(|b| b as std::ffi::c_char),
-        };
-        let mut config = nonblocking_config();
-        let mut raw: ncclComm_t = std::ptr::null_mut();
+        let unique = sys::ncclUniqueId { internal: id.map(|b| b as std::ffi::c_char) };
+        let mut cfg = config(false);
+        let mut parent: ncclComm_t = std::ptr::null_mut();
         // SAFETY: out-pointer and config are valid for the call; NCCL copies the config.
-        let rc = unsafe {
-            sys::ncclCommInitRankConfig(&mut raw, nranks as i32, unique, rank as i32, &mut config)
-        };
-        if !matches!(rc, ncclResult_t::ncclSuccess | ncclResult_t::ncclInProgress) || raw.is_null()
-        {
-            return Err(CommError::Nccl(format!(
-                "ncclCommInitRankConfig: {}",
-                error_string(rc)
-            )));
+        let rc = unsafe { sys::ncclCommInitRankConfig(&mut parent, nranks as i32, unique, rank as i32, &mut cfg) };
+        if !matches!(rc, ncclResult_t::ncclSuccess | ncclResult_t::ncclInProgress) || parent.is_null() {
+            return Err(CommError::Nccl(format!("ncclCommInitRankConfig: {}", error_string(rc))));
         }
-        let mut comm = Comm {
-            raw,
-            aborted: false,
-        };
+        // Until the split, `raw` is the parent itself, so errors and aborts reach it.
+        let mut comm = Comm { raw: parent, parent, aborted: false };
         comm.wait_ready("communicator init", deadline, peer_failed)?;
+
+        let mut cfg = config(true);
+        cfg.splitShare = 1;
+        let mut child: ncclComm_t = std::ptr::null_mut();
+        // SAFETY: valid parent; out-pointer and config valid for the call.
+        let rc = unsafe { sys::ncclCommSplit(parent, 0, rank as i32, &mut child, &mut cfg) };
+        comm.check_launch("ncclCommSplit", rc)?;
+        comm.wait_ready("communicator split", deadline, peer_failed)?;
+        if child.is_null() {
+            comm.abort();
+            return Err(CommError::Nccl("ncclCommSplit returned no communicator".into()));
+        }
+        comm.raw = child;
+        comm.wait_ready("communicator split", deadline, peer_failed)?;
         Ok(comm)
     }
 
@@ -135,15 +147,22 @@ impl Comm {
         deadline: Instant,
         peer_failed: &dyn Fn() -> Option<String>,
     ) -> Result<(), CommError> {
+        // Spin first: after a collective, NCCL usually finishes enqueuing within microseconds,
+        // and any sleep here would leave the GPU idle between iterations.
+        let start = Instant::now();
         let mut spins = 0u32;
         loop {
             if self.poll()? {
                 return Ok(());
             }
-            self.check_watchdog(phase, deadline, peer_failed)?;
             spins += 1;
-            if spins > 1000 {
-                std::thread::sleep(Duration::from_micros(200));
+            if spins.is_multiple_of(256) {
+                self.check_watchdog(phase, deadline, peer_failed)?;
+            }
+            if start.elapsed() > Duration::from_millis(50) {
+                std::thread::sleep(Duration::from_micros(100));
+            } else {
+                std::hint::spin_loop();
             }
         }
     }
@@ -200,19 +219,27 @@ impl Comm {
     pub fn abort(&mut self) {
         if !self.aborted {
             self.aborted = true;
-            // SAFETY: valid communicator, not used afterwards.
-            unsafe { sys::ncclCommAbort(self.raw) };
+            // SAFETY: valid communicators, not used afterwards.
+            unsafe {
+                sys::ncclCommAbort(self.raw);
+                if self.parent != self.raw {
+                    sys::ncclCommAbort(self.parent);
+                }
+            }
         }
     }
 
-    /// Finalizes (flushing outstanding work) and destroys the communicator.
+    /// Finalizes (flushing outstanding work) and destroys both communicators.
     pub fn close(mut self, deadline: Instant) -> Result<(), CommError> {
-        // SAFETY: valid communicator.
-        let rc = unsafe { sys::ncclCommFinalize(self.raw) };
-        self.check_launch("ncclCommFinalize", rc)?;
-        self.wait_ready("communicator finalize", deadline, &|| None)?;
-        // SAFETY: finalized; destroyed once (aborted flag prevents Drop from aborting).
-        unsafe { sys::ncclCommDestroy(self.raw) };
+        let comms = if self.raw == self.parent { vec![self.raw] } else { vec![self.raw, self.parent] };
+        for raw in comms {
+            self.raw = raw;
+            // SAFETY: valid communicator, finalized and destroyed once.
+            let rc = unsafe { sys::ncclCommFinalize(raw) };
+            self.check_launch("ncclCommFinalize", rc)?;
+            self.wait_ready("communicator finalize", deadline, &|| None)?;
+            unsafe { sys::ncclCommDestroy(raw) };
+        }
         self.aborted = true;
         Ok(())
     }

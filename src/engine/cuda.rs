@@ -34,6 +34,14 @@ impl Gpu {
         Ok(Gpu { dev, stream })
     }
 
+    /// Waits for all work of the context, on every stream. Fills and uploads are issued on the
+    /// legacy default stream and may still be in flight when they return (a pageable upload
+    /// returns once staged), while NCCL runs on our non-blocking stream, which does not wait
+    /// for them: without this, a check can see its own poison (seen on 2× H200, 2026-11-30).
+    pub fn settle(&self) -> CudaResult<()> {
+        check("cuCtxSynchronize", result::ctx::synchronize())
+    }
+
     pub fn synchronize(&self) -> CudaResult<()> {
         // SAFETY: the stream belongs to this context.
         check("cuStreamSynchronize", unsafe {

@@ -70,6 +70,8 @@ pub struct Harness<'a> {
     pub gpu: &'a Gpu,
     pub comm: &'a mut Comm,
     pub peer_failed: &'a dyn Fn() -> Option<String>,
+    /// How long one enqueue or wait may take.
+    pub step_timeout: Duration,
 }
 
 impl Harness<'_> {
@@ -154,6 +156,7 @@ impl Harness<'_> {
         let phase = p.label("warm-up");
         observer.phase(&phase);
         p.prepare_inputs(self.rank, false)
+            .and_then(|_| self.gpu.settle())
             .map_err(cuda(phase.clone()))?;
         for _ in 0..plan.warmup {
             self.launch(p, &phase)?;
@@ -186,6 +189,7 @@ impl Harness<'_> {
             let phase = p.label("check");
             observer.phase(&phase);
             p.prepare_inputs(self.rank, true)
+                .and_then(|_| self.gpu.settle())
                 .map_err(cuda(phase.clone()))?;
             self.launch(p, &phase)?;
             events[0].record(self.gpu).map_err(cuda(phase.clone()))?;
@@ -227,7 +231,16 @@ impl Harness<'_> {
         };
         self.comm
             .check_launch(p.op.name(), rc)
-            .map_err(|e| comm_error(phase, e))
+            .map_err(|e| comm_error(phase, e))?;
+        // A non-blocking communicator may still be enqueuing (first use of a size, lazy
+        // connection setup); NCCL refuses the next call until that finished.
+        if rc == cudarc::nccl::sys::ncclResult_t::ncclInProgress {
+            let deadline = Instant::now() + self.step_timeout;
+            self.comm
+                .wait_ready(phase, deadline, self.peer_failed)
+                .map_err(|e| comm_error(phase, e))?;
+        }
+        Ok(())
     }
 
     /// Waits for `event`, polling NCCL's async error, the peers and the deadline.
