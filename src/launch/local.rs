@@ -265,6 +265,10 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     let watchdog = opts.timeout + Duration::from_secs(10);
     let mut open: usize = children.len();
     let mut status = RunStatus::Complete;
+    // Once a rank failed, the others get a few seconds to notice and report, then we stop
+    // them: a frozen rank would otherwise hold the run until the watchdog.
+    const FAILURE_GRACE: Duration = Duration::from_secs(5);
+    let mut first_failure: Option<Instant> = None;
 
     while open > 0 {
         if interrupted.load(Ordering::Relaxed) {
@@ -313,6 +317,12 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         }
         if let Some(t) = &tail {
             t.poll(&bar);
+        }
+        if first_failure.is_none() && !progress.failures.is_empty() {
+            first_failure = Some(Instant::now());
+        }
+        if first_failure.is_some_and(|t| t.elapsed() > FAILURE_GRACE) {
+            break;
         }
         if last_progress.elapsed() > watchdog {
             progress.timed_out = true;
