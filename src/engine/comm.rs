@@ -89,16 +89,29 @@ impl Comm {
         deadline: Instant,
         peer_failed: &dyn Fn() -> Option<String>,
     ) -> Result<Comm, CommError> {
-        let unique = sys::ncclUniqueId { internal: id.map(|b| b as std::ffi::c_char) };
+        let unique = sys::ncclUniqueId {
+            internal: id.map(|b| b as std::ffi::c_char),
+        };
         let mut cfg = config(false);
         let mut parent: ncclComm_t = std::ptr::null_mut();
         // SAFETY: out-pointer and config are valid for the call; NCCL copies the config.
-        let rc = unsafe { sys::ncclCommInitRankConfig(&mut parent, nranks as i32, unique, rank as i32, &mut cfg) };
-        if !matches!(rc, ncclResult_t::ncclSuccess | ncclResult_t::ncclInProgress) || parent.is_null() {
-            return Err(CommError::Nccl(format!("ncclCommInitRankConfig: {}", error_string(rc))));
+        let rc = unsafe {
+            sys::ncclCommInitRankConfig(&mut parent, nranks as i32, unique, rank as i32, &mut cfg)
+        };
+        if !matches!(rc, ncclResult_t::ncclSuccess | ncclResult_t::ncclInProgress)
+            || parent.is_null()
+        {
+            return Err(CommError::Nccl(format!(
+                "ncclCommInitRankConfig: {}",
+                error_string(rc)
+            )));
         }
         // Until the split, `raw` is the parent itself, so errors and aborts reach it.
-        let mut comm = Comm { raw: parent, parent, aborted: false };
+        let mut comm = Comm {
+            raw: parent,
+            parent,
+            aborted: false,
+        };
         comm.wait_ready("communicator init", deadline, peer_failed)?;
 
         let mut cfg = config(true);
@@ -110,7 +123,9 @@ impl Comm {
         comm.wait_ready("communicator split", deadline, peer_failed)?;
         if child.is_null() {
             comm.abort();
-            return Err(CommError::Nccl("ncclCommSplit returned no communicator".into()));
+            return Err(CommError::Nccl(
+                "ncclCommSplit returned no communicator".into(),
+            ));
         }
         comm.raw = child;
         comm.wait_ready("communicator split", deadline, peer_failed)?;
@@ -231,7 +246,11 @@ impl Comm {
 
     /// Finalizes (flushing outstanding work) and destroys both communicators.
     pub fn close(mut self, deadline: Instant) -> Result<(), CommError> {
-        let comms = if self.raw == self.parent { vec![self.raw] } else { vec![self.raw, self.parent] };
+        let comms = if self.raw == self.parent {
+            vec![self.raw]
+        } else {
+            vec![self.raw, self.parent]
+        };
         for raw in comms {
             self.raw = raw;
             // SAFETY: valid communicator, finalized and destroyed once.
