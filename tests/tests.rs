@@ -3,4 +3,5 @@
 mod util;
 
 mod cli;
+mod fabric;
 mod rendezvous;
