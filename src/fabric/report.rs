@@ -96,19 +96,20 @@ impl FabricReport {
         );
         let _ = writeln!(
             out,
-            "{:>8} {:>12} {:>12} {:>12} {:>12} {:>10}  payload",
-            "size", "rtt p50 us", "rtt p99 us", "rtt max us", "one-way us", "bw GB/s"
+            "{:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>10}  payload",
+            "size", "rtt p50 us", "rtt p99 us", "rtt mean", "rtt max", "one-way us", "bw GB/s"
         );
         for r in &self.results {
             let _ = writeln!(
                 out,
-                "{:>8} {:>12.2} {:>12.2} {:>12.2} {:>12.2} {:>10} {:>8}",
+                "{:>8} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>10} {:>8}",
                 format_bytes(r.bytes),
                 r.rtt_us.p50,
                 r.rtt_us.p99,
+                r.rtt_us.mean,
                 r.rtt_us.max,
                 r.one_way_us,
-                r.stream.gbs.map_or("-".into(), |g| format!("{g:.3}")),
+                r.stream.gbs.map_or("-".into(), significant),
                 if r.payload_ok { "ok" } else { "WRONG" }
             );
         }
@@ -164,6 +165,15 @@ pub fn listing_text(listing: &Listing) -> String {
         );
     }
     out
+}
+
+/// Three significant digits, so 0.000123 GB/s (tiny messages) does not print as 0.000.
+fn significant(x: f64) -> String {
+    if !x.is_finite() || x <= 0.0 {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{x:.decimals$}")
 }
 
 fn join(set: &std::collections::BTreeSet<String>, sep: &str) -> String {
@@ -266,6 +276,14 @@ mod tests {
         let back: FabricReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back, r);
         assert!(json.contains(r#""schema":"netcheck.fabric.v1""#));
+    }
+
+    #[test]
+    fn bandwidth_keeps_three_significant_digits() {
+        assert_eq!(significant(12.3456), "12.3");
+        assert_eq!(significant(1.23456), "1.23");
+        assert_eq!(significant(0.000123456), "0.000123");
+        assert_eq!(significant(1234.5), "1234");
     }
 
     #[test]

@@ -263,15 +263,26 @@ fn scan_chunks(
     }
 }
 
-/// `<site-packages>/nvidia/nccl`, asking `python3` (a namespace package: no `__file__`).
+/// Set to the Python interpreter whose `nvidia-nccl-cu*` wheel should be found (e.g. a venv's).
+pub const PYTHON_ENV: &str = "NETCHECK_PYTHON";
+
+/// `<site-packages>/nvidia/nccl`, asking `$NETCHECK_PYTHON`, `python3` or `python` (the first
+/// that has the wheel). It is a namespace package: `__path__`, not `__file__`.
 pub fn python_wheel_dir() -> Option<PathBuf> {
-    let out = run_with_timeout(
-        "python3",
-        &["-c", "import nvidia.nccl as m; print(list(m.__path__)[0])"],
-        Duration::from_secs(15),
-    )?;
-    let line = out.lines().next()?.trim();
-    (!line.is_empty()).then(|| PathBuf::from(line))
+    let mut interpreters: Vec<String> = std::env::var(PYTHON_ENV)
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    interpreters.extend(["python3".to_string(), "python".to_string()]);
+    interpreters.iter().find_map(|python| {
+        let out = run_with_timeout(
+            python,
+            &["-c", "import nvidia.nccl as m; print(list(m.__path__)[0])"],
+            Duration::from_secs(15),
+        )?;
+        let line = out.lines().next()?.trim();
+        (!line.is_empty()).then(|| PathBuf::from(line))
+    })
 }
 
 /// Paths `ldconfig -p` lists for libraries whose name starts with `prefix`.
