@@ -16,7 +16,7 @@ use super::counters::{self, CounterSnapshot};
 use super::envlint::{self, LintContext};
 use super::gpu::{self, GpuFacts};
 use super::libfabric::{self, LibfabricFacts};
-use super::nccl::{self, NcclLibrary, SearchInputs};
+use super::nccl::{self, NcclFact};
 use super::plugins::{self, PluginFacts};
 use super::rdma::{self, RdmaDevice, RdmaKind};
 use super::system;
@@ -57,7 +57,7 @@ pub struct DoctorReport {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Facts {
     pub gpus: GpuFacts,
-    pub nccl_libraries: Vec<NcclLibrary>,
+    pub nccl_libraries: Vec<NcclFact>,
     /// What `dlopen("libnccl.so.2")` opens in this environment.
     pub nccl_loader_choice: Option<PathBuf>,
     pub net_plugins: PluginFacts,
@@ -76,12 +76,7 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
     let gpus = gpu::probe(paths);
     // Before any NCCL is loaded by path: afterwards the name resolves to that copy.
     let nccl_loader_choice = nccl::loader_choice();
-    let search = SearchInputs {
-        ld_library_path: env.get("LD_LIBRARY_PATH").cloned(),
-        nccl_home: env.get("NCCL_HOME").cloned(),
-        ..SearchInputs::from_env()
-    };
-    let nccl_libraries = nccl::find_with(&search);
+    let nccl_libraries = nccl::find();
     // SAFETY: only tries to load the library by cudarc's names.
     let cudarc_finds_nccl = unsafe { cudarc::nccl::sys::is_culib_present() };
     let net_plugins = plugins::find(

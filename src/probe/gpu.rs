@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check::{Check, HostPaths, read_trimmed};
+use crate::engine::gpu;
 use crate::results::GpuInfo;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -34,69 +35,26 @@ pub fn parse_major_minor(s: &str) -> Option<(u32, u32)> {
     ))
 }
 
-/// Reads what the CUDA driver says; never panics without a GPU or driver.
+/// What the CUDA driver says (through `run`'s own inventory, `engine::gpu`), plus the kernel
+/// module version; never panics without a GPU or driver.
 pub fn probe(paths: &HostPaths) -> GpuFacts {
-    let mut facts = GpuFacts {
-        kernel_driver: kernel_driver_version(paths),
-        ..Default::default()
-    };
-    // SAFETY: only loads the library by name to see whether it exists.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return facts;
+    let kernel_driver = kernel_driver_version(paths);
+    let libcuda = gpu::driver_present();
+    match gpu::detect_gpus() {
+        Ok(inventory) => GpuFacts {
+            libcuda,
+            cuda_driver: Some(inventory.cuda_driver),
+            kernel_driver,
+            devices: inventory.gpus,
+            error: None,
+        },
+        Err(e) => GpuFacts {
+            libcuda,
+            kernel_driver,
+            error: libcuda.then(|| e.to_string()),
+            ..Default::default()
+        },
     }
-    facts.libcuda = true;
-    let mut version = 0;
-    // SAFETY: libcuda is present (checked above); cuDriverGetVersion needs no cuInit.
-    if unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
-        .result()
-        .is_ok()
-    {
-        facts.cuda_driver = Some(format!("{}.{}", version / 1000, (version % 1000) / 10));
-    }
-    if let Err(e) = cudarc::driver::result::init() {
-        facts.error = Some(format!("cuInit failed: {e}"));
-        return facts;
-    }
-    let count = match cudarc::driver::result::device::get_count() {
-        Ok(n) => n,
-        Err(e) => {
-            facts.error = Some(format!("cuDeviceGetCount failed: {e}"));
-            return facts;
-        }
-    };
-    for index in 0..count {
-        let Ok(dev) = cudarc::driver::result::device::get(index) else {
-            continue;
-        };
-        let name =
-            cudarc::driver::result::device::get_name(dev).unwrap_or_else(|_| "unknown".into());
-        // SAFETY: dev is a valid device handle from cuDeviceGet.
-        let memory_bytes = unsafe { cudarc::driver::result::device::total_mem(dev) }
-            .ok()
-            .map(|m| m as u64);
-        facts.devices.push(GpuInfo {
-            index: index as u32,
-            name,
-            pci_bus_id: pci_bus_id(dev),
-            memory_bytes,
-        });
-    }
-    facts
-}
-
-fn pci_bus_id(dev: cudarc::driver::sys::CUdevice) -> Option<String> {
-    let mut buf = [0 as std::ffi::c_char; 32];
-    // SAFETY: writes at most buf.len() bytes including the NUL.
-    let rc = unsafe {
-        cudarc::driver::sys::cuDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as i32, dev)
-    };
-    rc.result().ok()?;
-    // SAFETY: NUL-terminated by the driver.
-    Some(
-        unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-            .to_string_lossy()
-            .into_owned(),
-    )
 }
 
 /// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ..." (or "... Open

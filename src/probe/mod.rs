@@ -8,6 +8,7 @@ pub mod check;
 pub mod counters;
 pub mod doctor;
 pub mod envlint;
+pub mod files;
 pub mod gpu;
 pub mod host;
 pub mod libfabric;

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use super::check::Check;
-use super::nccl::{ldconfig_paths, scan_file};
+use super::files::{ldconfig_paths, scan_file};
 
 /// Where plugins are installed besides the loader's path: the EFA installer (current and older
 /// layouts) and common prefixes.
