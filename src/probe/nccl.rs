@@ -41,8 +41,12 @@ pub fn find() -> Vec<NcclFact> {
 }
 
 static EMBEDDED: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-    regex::bytes::Regex::new(r"NCCL version (\d+\.\d+\.\d+)[A-Za-z0-9_.-]*(?:\+cuda(\d+\.\d+))?")
-        .expect("valid regex")
+    // NCCL embeds both "NCCL version 2.28.9+cuda13.0" and "NCCL version 2.28.9 compiled with
+    // CUDA 13.0" (seen in the 2.28.9 wheel), and a bare "NCCL version 2.28.9", which is skipped.
+    regex::bytes::Regex::new(
+        r"NCCL version (\d+\.\d+\.\d+)[A-Za-z0-9_.-]*(?:\+cuda| compiled with CUDA )(\d+\.\d+)",
+    )
+    .expect("valid regex")
 });
 
 /// (version, CUDA build) from the string NCCL embeds; the library is hundreds of MB, so it is
@@ -194,9 +198,18 @@ mod tests {
             embedded_version(&path),
             Some(("2.28.3".into(), Some("12.9".into())))
         );
-        // A format string is not a version.
+        // A format string is not a version; a bare version is skipped for one with CUDA.
         std::fs::write(&path, b"NCCL version %s\0").unwrap();
         assert_eq!(embedded_version(&path), None);
+        std::fs::write(
+            &path,
+            b"NCCL version 2.28.9\0NCCL version 2.28.9 compiled with CUDA 13.0\0",
+        )
+        .unwrap();
+        assert_eq!(
+            embedded_version(&path),
+            Some(("2.28.9".into(), Some("13.0".into())))
+        );
     }
 
     #[test]
