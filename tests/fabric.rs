@@ -99,6 +99,23 @@ struct Stream {
     gbs: Option<f64>,
 }
 
+/// The address a `--server` prints on stderr ("listening on 127.0.0.1:PORT; ...").
+fn listening_address(server: &mut std::process::Child) -> String {
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    for line in lines.by_ref().take(20) {
+        let line = line.unwrap();
+        if let Some(addr) = line
+            .split_whitespace()
+            .find(|w| w.starts_with("127.0.0.1:"))
+        {
+            // Keep draining stderr so the server never blocks on a full pipe.
+            std::thread::spawn(move || lines.for_each(drop));
+            return addr.trim_end_matches(';').to_string();
+        }
+    }
+    panic!("the server did not say where it listens");
+}
+
 /// Small, fixed work: the machine running the tests may have two busy cores.
 const PLAN: &[&str] = &[
     "--sizes",
@@ -219,16 +236,7 @@ fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The server says where it listens on its first line.
-    let mut first = String::new();
-    BufReader::new(server.stderr.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .split_whitespace()
-        .find(|w| w.starts_with("127.0.0.1:"))
-        .map(|w| w.trim_end_matches(';').to_string())
-        .unwrap_or_else(|| panic!("no address in {first:?}"));
+    let addr = listening_address(&mut server);
 
     let out = netcheck()
         .args([
@@ -273,16 +281,7 @@ fn a_wrong_token_is_refused_on_both_sides() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(server.stderr.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .split_whitespace()
-        .find(|w| w.starts_with("127.0.0.1:"))
-        .unwrap()
-        .trim_end_matches(';')
-        .to_string();
+    let addr = listening_address(&mut server);
     netcheck()
         .args([
             "fabric",
