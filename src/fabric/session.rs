@@ -80,8 +80,8 @@ pub fn connect_and_drive(lib: Arc<Libfabric>, addr: &str, opts: &Options) -> Res
     driver.run(stream, "remote", addr)
 }
 
-/// Listens on `bind`, serves one driver, and returns what was measured from the driver's side
-/// (the responder learns only the plan).
+/// Listens on `bind`, serves one driver, and returns the plan it served (the numbers are the
+/// driver's: only it times anything).
 pub fn listen_and_respond(lib: Arc<Libfabric>, bind: SocketAddr, opts: &Options) -> Result<Plan> {
     let listener = TcpListener::bind(bind).map_err(|e| Error::Infrastructure {
         what: format!("cannot listen on {bind}: {e}"),
