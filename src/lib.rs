@@ -18,3 +18,6 @@ pub mod logscan;
 pub mod rendezvous;
 pub mod results;
 pub mod worker;
+
+pub mod fabric;
+pub mod probe;

@@ -3,4 +3,6 @@
 mod util;
 
 mod cli;
+mod doctor;
+mod fabric;
 mod rendezvous;

@@ -1,14 +1,68 @@
-//! `netcheck doctor`: GPUs, NCCL, OFI plugin, EFA devices, environment lint.
+//! `netcheck doctor`: GPUs, NCCL, OFI plugin, libfabric, EFA devices and counters, host limits,
+//! environment lint.
+
+use std::path::PathBuf;
 
 use crate::error::{Error, Outcome, Result};
+use crate::output;
+use crate::probe::HostPaths;
+use crate::probe::doctor::{self, Inputs, Requirements};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     pub format: String,
+    /// What must be present; missing ones fail instead of warn (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "WHAT",
+          value_parser = ["gpu", "nccl", "libfabric", "efa", "ofi-plugin"])]
+    pub require: Vec<String>,
+    /// The number of GPUs this node must have.
+    #[arg(long, value_name = "N")]
+    pub expect_gpus: Option<u32>,
+    /// The number of EFA devices this node must have (e.g. 32 on p5.48xlarge).
+    #[arg(long, value_name = "N")]
+    pub expect_efa: Option<u32>,
+    /// Read /sys, /dev and /proc under this directory (tests use a fake host tree).
+    #[arg(long, value_name = "DIR", hide = true, default_value = "/")]
+    pub root: PathBuf,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("doctor"))
+pub fn run(args: Args) -> Result<Outcome> {
+    if !args.root.is_dir() {
+        return Err(Error::usage(format!(
+            "--root {} is not a directory",
+            args.root.display()
+        )));
+    }
+    let has = |w: &str| args.require.iter().any(|r| r == w);
+    let inputs = Inputs {
+        paths: HostPaths::new(&args.root),
+        env: std::env::vars().collect(),
+        require: Requirements {
+            gpu: has("gpu"),
+            nccl: has("nccl"),
+            libfabric: has("libfabric"),
+            efa: has("efa"),
+            ofi_plugin: has("ofi-plugin"),
+            gpus: args.expect_gpus,
+            efa_devices: args.expect_efa,
+        },
+    };
+    let report = doctor::run(&inputs);
+    let text = match args.format.as_str() {
+        "json" => {
+            let mut s = serde_json::to_string_pretty(&report)
+                .map_err(|e| Error::infra(format!("encoding JSON: {e}")))?;
+            s.push('\n');
+            s
+        }
+        _ => report.to_text(),
+    };
+    output::stdout(&text).map_err(|e| Error::infra(format!("writing to stdout: {e}")))?;
+    Ok(if report.failed() {
+        Outcome::Fail
+    } else {
+        Outcome::Pass
+    })
 }

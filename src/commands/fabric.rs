@@ -1,26 +1,160 @@
 //! `netcheck fabric`: libfabric providers, and RDM ping-pong between two ranks.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::config::{ByteSize, parse_duration};
 use crate::error::{Error, Outcome, Result};
+use crate::fabric::endpoint::Selection;
+use crate::fabric::pingpong::Plan;
+use crate::fabric::session::{self, DEFAULT_PORT, Options, TOKEN_ENV};
+use crate::fabric::{Libfabric, info, report};
+use crate::output;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// List providers, fabrics, domains and endpoint types.
-    #[arg(long)]
+    /// List providers, fabrics, domains and endpoint types (the default without a mode).
+    #[arg(long, conflicts_with_all = ["local", "server", "connect", "respond_to"])]
     pub list: bool,
-    /// libfabric provider (e.g. efa, tcp).
-    #[arg(long)]
+    /// libfabric provider (e.g. efa, tcp, shm); default: libfabric's first RDM provider.
+    #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
-    /// Run both ranks on this host.
-    #[arg(long, conflicts_with_all = ["server", "connect"])]
+    /// libfabric domain (an EFA device such as rdmap16s27-rdm, or an interface for tcp).
+    #[arg(long, value_name = "NAME")]
+    pub domain: Option<String>,
+    /// Run both ranks on this host (two processes).
+    #[arg(long, conflicts_with_all = ["server", "connect", "respond_to"])]
     pub local: bool,
-    /// Wait for a peer (`--connect`) on this host.
-    #[arg(long, conflicts_with = "connect")]
+    /// Wait for one peer (`--connect`), answer its ping-pong, then exit.
+    #[arg(long, conflicts_with_all = ["connect", "respond_to"])]
     pub server: bool,
-    /// Connect to a `--server` peer at HOST:PORT.
-    #[arg(long, value_name = "HOST:PORT")]
+    /// Address `--server` listens on.
+    #[arg(long, value_name = "HOST:PORT", default_value_t = SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)))]
+    pub bind: SocketAddr,
+    /// Measure against a `--server` peer at HOST:PORT (HOST alone means port 18600).
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "respond_to")]
     pub connect: Option<String>,
+    /// Internal: the second rank of `--local`.
+    #[arg(long, value_name = "HOST:PORT", hide = true)]
+    pub respond_to: Option<String>,
+    /// Message sizes, comma-separated (e.g. 8,4K,1M; at most 64M).
+    #[arg(
+        long,
+        value_name = "SIZES",
+        value_delimiter = ',',
+        default_value = "8,64,512,4K,32K,256K,1M"
+    )]
+    pub sizes: Vec<ByteSize>,
+    /// Timed ping-pong round trips per size.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub iters: u32,
+    /// Untimed round trips per size before timing.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub warmup: u32,
+    /// Messages in flight per bandwidth window.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub window: u32,
+    /// Timed bandwidth windows per size.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub batches: u32,
+    /// Give up when the peer is silent this long (e.g. 30s); exit 124.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub timeout: String,
+    /// Shared secret both sides must use (or set NETCHECK_FABRIC_TOKEN).
+    #[arg(long, value_name = "TOKEN", env = TOKEN_ENV, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Output format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("fabric"))
+pub fn run(args: Args) -> Result<Outcome> {
+    let is_pingpong =
+        args.local || args.server || args.connect.is_some() || args.respond_to.is_some();
+    // Flags are checked before libfabric is needed: a typo is a usage error on any machine.
+    let opts = if is_pingpong {
+        Some(options(&args)?)
+    } else {
+        None
+    };
+    let lib = Arc::new(Libfabric::load()?);
+    let Some(opts) = opts else {
+        let listing = info::list(&lib, args.provider.as_deref())?;
+        let text = match args.format.as_str() {
+            "json" => to_json(&listing)?,
+            _ => report::listing_text(&listing),
+        };
+        output::stdout(&text).map_err(|e| Error::infra(format!("writing to stdout: {e}")))?;
+        return Ok(Outcome::Pass);
+    };
+    if let Some(addr) = &args.respond_to {
+        let stream = session::connect(addr, opts.timeout)?;
+        session::respond(lib, stream, &opts)?;
+        return Ok(Outcome::Pass);
+    }
+    if args.server {
+        let plan = session::listen_and_respond(lib, args.bind, &opts)?;
+        eprintln!(
+            "netcheck fabric: served {} message sizes; the driver has the numbers",
+            plan.sizes.len()
+        );
+        return Ok(Outcome::Pass);
+    }
+    let report = match &args.connect {
+        Some(addr) => session::connect_and_drive(lib, addr, &opts)?,
+        None => {
+            let exe = std::env::current_exe().map_err(|e| {
+                Error::infra(format!(
+                    "cannot find the netcheck binary to start the second rank: {e}"
+                ))
+            })?;
+            session::local(lib, &exe, &opts)?
+        }
+    };
+    let text = match args.format.as_str() {
+        "json" => to_json(&report)?,
+        _ => report.to_text(),
+    };
+    output::stdout(&text).map_err(|e| Error::infra(format!("writing to stdout: {e}")))?;
+    if report.passed() {
+        Ok(Outcome::Pass)
+    } else {
+        eprintln!(
+            "netcheck fabric: payloads came back wrong; the fabric or the provider corrupts or reorders data"
+        );
+        Ok(Outcome::Fail)
+    }
+}
+
+fn options(args: &Args) -> Result<Options> {
+    let timeout =
+        parse_duration(&args.timeout).map_err(|e| Error::usage(format!("--timeout: {e}")))?;
+    if timeout.is_zero() {
+        return Err(Error::usage("--timeout must be more than zero"));
+    }
+    let plan = Plan {
+        sizes: args.sizes.iter().map(|s| s.0).collect(),
+        iters: args.iters,
+        warmup: args.warmup,
+        window: args.window,
+        batches: args.batches,
+    };
+    // The provider's own size limit is checked once the endpoint is open.
+    plan.validate(u64::MAX)?;
+    Ok(Options {
+        selection: Selection {
+            provider: args.provider.clone(),
+            domain: args.domain.clone(),
+        },
+        plan,
+        timeout,
+        token: args.token.clone(),
+    })
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::infra(format!("encoding JSON: {e}")))?;
+    text.push('\n');
+    Ok(text)
 }
