@@ -19,6 +19,7 @@ use crate::console::TablePrinter;
 use crate::engine::{gpu, library};
 use crate::error::{Error, Outcome, Result};
 use crate::logscan::{Analysis, Transport};
+use crate::probe::counters;
 use crate::rendezvous::{TOKEN_ENV, random_hex};
 use crate::results::{HostInfo, NcclInfo, RankInfo, RowSink, RunRecord, RunStatus, now_rfc3339};
 use crate::worker::{EVENT_PREFIX, Event, RankReport};
@@ -116,6 +117,14 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         lib.path.display(),
         opts.out.display()
     );
+
+    // RDMA hardware counters before and after: the proof that bytes crossed each EFA/IB device.
+    let sysfs = std::env::var_os("NETCHECK_SYSFS_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/sys"));
+    let counters_before = counters::snapshot(&sysfs)
+        .ok()
+        .filter(|s| !s.devices.is_empty());
 
     let interrupted = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -363,7 +372,23 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     if let Some(ranks) = &progress.done {
         fill_topology(&mut record, ranks, &inventory.cuda_driver);
     }
+    let counter_delta = counters_before.as_ref().and_then(|before| {
+        counters::snapshot(&sysfs)
+            .ok()
+            .map(|after| before.delta(&after))
+    });
+    if let Some(delta) = &counter_delta {
+        record.counters = Some(serde_json::to_value(delta).expect("deltas serialize"));
+    }
     if !hosts_rank0 {
+        // Rank 0's node writes the results; this node only ran its ranks. Its counter delta
+        // goes to stdout, for the multi-node launcher to collect.
+        if let Some(delta) = &counter_delta {
+            print_line(&format!(
+                "NETCHECK_COUNTERS {}",
+                serde_json::to_string(delta).expect("deltas serialize")
+            ));
+        }
         // Rank 0's node writes the results; this node only ran its ranks.
         return match (status, failed) {
             (RunStatus::Complete, false) => Ok(Outcome::Pass),
