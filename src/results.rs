@@ -45,6 +45,9 @@ pub struct RunRecord {
     /// Node pairs or groups measured by `launch` (the heatmap's input).
     #[serde(default)]
     pub pairs: Vec<PairResult>,
+    /// Per-node verdicts of a `launch` run: which node is bad.
+    #[serde(default)]
+    pub nodes: Vec<NodeResult>,
     #[serde(default)]
     pub analysis: Option<Analysis>,
     /// `netcheck fabric` results and EFA counter deltas, where run.
@@ -181,6 +184,20 @@ pub struct PairResult {
     pub analysis: Option<Analysis>,
 }
 
+/// What `launch` concluded about one node from the groups it was in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeResult {
+    pub name: String,
+    /// The pool it was grouped in (instance type and zone).
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// `pass`, `fail` (failed with a known-good peer), `suspect` (in a failing group, fault not
+    /// placed), `inconclusive`, `untested` or `ineligible` (left out by preflight).
+    pub verdict: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
 /// Bus bandwidth factor, nccl-tests' definitions (PERFORMANCE.md).
 pub fn bus_factor(op: &str, nranks: u32) -> f64 {
     let n = nranks as f64;
@@ -215,6 +232,7 @@ impl RunRecord {
             config: None,
             rows: vec![],
             pairs: vec![],
+            nodes: vec![],
             analysis: None,
             fabric: None,
             counters: None,

@@ -1,12 +1,24 @@
-//! `netcheck launch`: paired benchmark pods across a Kubernetes node group.
+//! `netcheck launch`: benchmark pods across a Kubernetes node group, in pairs, a ring or one
+//! group, and a verdict per node. The flags resolve into `launch::kube::Settings`; the work is
+//! in `launch::kube`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use crate::config::{ByteSize, parse_duration};
 use crate::error::{Error, Outcome, Result};
+use crate::launch::kube::launcher::Settings;
+use crate::launch::kube::manifest::{RunSpec, Shm, nccl_net_for};
+use crate::launch::kube::nodes::{
+    Requirements, default_tolerations, parse_quantity, parse_toleration,
+};
+use crate::launch::kube::status::{Limits, PEER_EXIT_GRACE};
+use crate::launch::kube::{self as kube, Conclusion, Connect, KubeClient, Selection, names};
+use crate::launch::plan::{Mode, Verdict};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Namespace for the pods and services.
+    /// Namespace for the pods and services (default: the kubeconfig context's).
     #[arg(long, short = 'n')]
     pub namespace: Option<String>,
     /// kubeconfig context.
@@ -24,13 +36,14 @@ pub struct Args {
     /// pairs: disjoint pairs in rounds; ring: every pair; full: one communicator over all nodes.
     #[arg(long, default_value = "pairs", value_parser = ["pairs", "ring", "full"])]
     pub mode: String,
-    /// Container image holding the netcheck binary and NCCL.
+    /// Container image holding the netcheck binary and NCCL (see deploy/Dockerfile).
     #[arg(long)]
     pub image: Option<String>,
     /// GPUs per node to request (default: the node's allocatable nvidia.com/gpu).
     #[arg(long)]
     pub gpus_per_node: Option<u32>,
-    /// EFA devices per node to request (default: the node's allocatable vpc.amazonaws.com/efa).
+    /// EFA devices per node to request (default: the node's allocatable
+    /// vpc.amazonaws.com/efa; 0 tests without EFA).
     #[arg(long)]
     pub efa_per_node: Option<u32>,
     /// Print the manifests as YAML and touch no cluster.
@@ -39,11 +52,423 @@ pub struct Args {
     /// Keep the pods and services for debugging.
     #[arg(long)]
     pub keep: bool,
-    /// Deadline per pair or group (e.g. 10m).
-    #[arg(long, default_value = "15m")]
+    /// Deadline per pair or group once its pods run (e.g. 10m); a pair past it fails as hung.
+    #[arg(long, default_value = "15m", value_name = "DURATION")]
     pub timeout: String,
+    /// How long a pod may wait for the scheduler before its group is inconclusive.
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub schedule_timeout: String,
+
+    /// Collectives, comma-separated (passed to `netcheck run` in the pods).
+    #[arg(long, value_delimiter = ',', help_heading = "Benchmark")]
+    pub ops: Option<Vec<String>>,
+    /// Smallest size, e.g. 1K.
+    #[arg(long, value_name = "SIZE", help_heading = "Benchmark")]
+    pub min_bytes: Option<ByteSize>,
+    /// Largest size, e.g. 1G.
+    #[arg(long, value_name = "SIZE", help_heading = "Benchmark")]
+    pub max_bytes: Option<ByteSize>,
+    /// Timed iterations per size.
+    #[arg(long, value_name = "N", help_heading = "Benchmark")]
+    pub iters: Option<u32>,
+    /// Untimed iterations before timing.
+    #[arg(long, value_name = "N", help_heading = "Benchmark")]
+    pub warmup: Option<u32>,
+    /// Data types, comma-separated.
+    #[arg(long, value_delimiter = ',', help_heading = "Benchmark")]
+    pub dtype: Option<Vec<String>>,
+    /// The inter-node transport that must carry traffic (default: efa on nodes with EFA).
+    #[arg(long, value_name = "TRANSPORT", help_heading = "Benchmark",
+          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+    pub expect: Option<String>,
+    /// Pin NCCL_NET to the expected transport, so a fallback to TCP fails loudly.
+    #[arg(long, help_heading = "Benchmark")]
+    pub strict: bool,
+    /// The workers' own timeout (`netcheck run --timeout`): rendezvous, init, no progress.
+    #[arg(
+        long,
+        default_value = "5m",
+        value_name = "DURATION",
+        help_heading = "Benchmark"
+    )]
+    pub worker_timeout: String,
+    /// A passing pair below this fraction of its pool's median peak bus bandwidth fails (0: off).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "FRACTION",
+        help_heading = "Benchmark"
+    )]
+    pub slow_fraction: f64,
+
+    /// Memory per pod, besides /dev/shm (Kubernetes quantity).
+    #[arg(
+        long,
+        default_value = "16Gi",
+        value_name = "QUANTITY",
+        help_heading = "Pods"
+    )]
+    pub memory: String,
+    /// Size of the memory-backed /dev/shm, or `host` to mount the node's /dev/shm.
+    #[arg(
+        long,
+        default_value = "16Gi",
+        value_name = "QUANTITY",
+        help_heading = "Pods"
+    )]
+    pub shm_size: String,
+    /// hugepages-2Mi per pod (default: 5120Mi on nodes with EFA, else none).
+    #[arg(long, value_name = "QUANTITY", help_heading = "Pods")]
+    pub hugepages: Option<String>,
+    /// Tolerate a taint, as `key[=value][:effect]`; repeatable. GPU and EFA taints are
+    /// tolerated already.
+    #[arg(long, value_name = "TAINT", help_heading = "Pods")]
+    pub toleration: Vec<String>,
+    /// Extra environment variable for the workers, `KEY=VALUE`; repeatable.
+    #[arg(long, value_name = "KEY=VALUE", help_heading = "Pods")]
+    pub env: Vec<String>,
+    /// Do not add CAP_IPC_LOCK (for namespaces enforcing the baseline Pod Security level).
+    #[arg(long, help_heading = "Pods")]
+    pub no_ipc_lock: bool,
+    /// Rendezvous port of rank 0.
+    #[arg(long, default_value_t = 29400, help_heading = "Pods")]
+    pub port: u16,
+    /// Service account for the pods (they need no API access).
+    #[arg(long, help_heading = "Pods")]
+    pub service_account: Option<String>,
+    /// Image pull policy (Always, IfNotPresent, Never).
+    #[arg(long, value_parser = ["Always", "IfNotPresent", "Never"], help_heading = "Pods")]
+    pub image_pull_policy: Option<String>,
+
+    /// Shuffle round-1 pairing with this seed (default: neighbours by name).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Test the nodes that pass preflight and list the others, instead of stopping (exit 3).
+    #[arg(long)]
+    pub skip_ineligible: bool,
+    /// Name of the run in object names and labels (default: 6 random hex digits).
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+    /// Output folder for results.json and the pod logs (default: reports/launch-<run>/).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// How often the run's pods are listed.
+    #[arg(long, default_value = "2s", value_name = "DURATION", hide = true)]
+    pub poll_interval: String,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("launch"))
+pub fn run(args: Args) -> Result<Outcome> {
+    let (settings, connect) = resolve(&args)?;
+    if args.dry_run {
+        return dry_run(&args, &settings);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            Error::missing(
+                format!("cannot start the async runtime: {e}"),
+                "check the process limits",
+            )
+        })?;
+    runtime.block_on(async move {
+        let client = KubeClient::connect(&connect).await?;
+        let mut settings = settings;
+        settings.spec.namespace = client.namespace().to_string();
+        let report = kube::launch(&client, &settings, shutdown_signal()).await?;
+        print_summary(&report)?;
+        eprintln!("results: {}", report.results_path.display());
+        match report.conclusion() {
+            Conclusion::Pass => Ok(Outcome::Pass),
+            Conclusion::Fail => Ok(Outcome::Fail),
+            Conclusion::Inconclusive => Err(Error::Infrastructure {
+                what: "inconclusive: some groups could not be judged (not scheduled, image pull, or no result)".into(),
+                hint: Some(format!("see the messages above and {}", report.results_path.display())),
+            }),
+        }
+    })
+}
+
+/// Flags → settings, with every check that needs no cluster.
+fn resolve(args: &Args) -> Result<(Settings, Connect)> {
+    let selection = match (&args.nodes, &args.selector) {
+        (Some(nodes), None) => {
+            let mut unique: Vec<String> = nodes
+                .iter()
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect();
+            unique.sort();
+            unique.dedup();
+            if unique.len() < 2 {
+                return Err(usage(
+                    "--nodes needs at least two nodes",
+                    "name two or more nodes: --nodes a,b",
+                ));
+            }
+            Selection::Nodes(unique)
+        }
+        (None, Some(selector)) => Selection::Selector(selector.clone()),
+        _ => {
+            return Err(usage(
+                "say which nodes to test",
+                "pass --nodes a,b,... or --selector LABEL (e.g. node.kubernetes.io/instance-type=p5.48xlarge)",
+            ));
+        }
+    };
+    let image = args.image.clone().ok_or_else(|| {
+        usage(
+            "--image is required: the pods run netcheck from it",
+            "build deploy/Dockerfile, push it where the cluster can pull it, and pass --image REF",
+        )
+    })?;
+    let mode = Mode::parse(&args.mode).expect("clap checked the mode");
+    let duration = |flag: &str, value: &str| {
+        parse_duration(value).map_err(|e| usage(&format!("--{flag}: {e}"), "e.g. 90s, 10m, 1h"))
+    };
+    let group_timeout = duration("timeout", &args.timeout)?;
+    let schedule_timeout = duration("schedule-timeout", &args.schedule_timeout)?;
+    let poll = duration("poll-interval", &args.poll_interval)?;
+    duration("worker-timeout", &args.worker_timeout)?;
+    let quantity = |flag: &str, value: &str| {
+        parse_quantity(value).filter(|&b| b > 0).ok_or_else(|| {
+            usage(
+                &format!("--{flag}: `{value}` is not a Kubernetes quantity"),
+                "e.g. 16Gi, 5120Mi",
+            )
+        })
+    };
+    let memory = quantity("memory", &args.memory)?;
+    let shm = if args.shm_size == "host" {
+        Shm::Host
+    } else {
+        Shm::Memory {
+            bytes: quantity("shm-size", &args.shm_size)?,
+        }
+    };
+    let hugepages_bytes = match &args.hugepages {
+        Some(h) if h == "0" => Some(0),
+        Some(h) => Some(quantity("hugepages", h)?),
+        None if args.efa_per_node == Some(0) => Some(0),
+        None => None,
+    };
+    let mut tolerations = default_tolerations();
+    for t in &args.toleration {
+        tolerations.push(
+            parse_toleration(t)
+                .map_err(|e| usage(&format!("--toleration {e}"), "write key[=value][:effect]"))?,
+        );
+    }
+    if args.strict {
+        if let Some(e) = args.expect.as_deref()
+            && nccl_net_for(e).is_none()
+        {
+            return Err(usage(
+                &format!("--strict cannot pin NCCL to `{e}`"),
+                "use --strict with --expect efa, ib, roce or socket",
+            ));
+        }
+    }
+    if !(0.0..1.0).contains(&args.slow_fraction) {
+        return Err(usage(
+            "--slow-fraction must be at least 0 and below 1",
+            "e.g. 0.5; 0 turns the check off",
+        ));
+    }
+    let run = match &args.run_id {
+        Some(id) if names::valid_run_id(id) => id.clone(),
+        Some(id) => {
+            return Err(usage(
+                &format!("--run-id `{id}` must be 1 to 12 lowercase letters or digits"),
+                "e.g. --run-id nightly1",
+            ));
+        }
+        None => names::new_run_id(),
+    };
+    let mut env = vec![("NCCL_DEBUG".to_string(), "INFO".to_string())];
+    for kv in &args.env {
+        let Some((k, v)) = kv.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+            return Err(usage(
+                &format!("--env `{kv}` is not KEY=VALUE"),
+                "e.g. --env NCCL_SOCKET_IFNAME=^lo,docker",
+            ));
+        };
+        env.retain(|(existing, _)| existing != k);
+        env.push((k.to_string(), v.to_string()));
+    }
+    let mut worker_args = vec![];
+    if let Some(ops) = &args.ops {
+        worker_args.extend(["--ops".to_string(), ops.join(",")]);
+    }
+    if let Some(b) = args.min_bytes {
+        worker_args.extend(["--min-bytes".to_string(), b.to_string()]);
+    }
+    if let Some(b) = args.max_bytes {
+        worker_args.extend(["--max-bytes".to_string(), b.to_string()]);
+    }
+    if let Some(n) = args.iters {
+        worker_args.extend(["--iters".to_string(), n.to_string()]);
+    }
+    if let Some(n) = args.warmup {
+        worker_args.extend(["--warmup".to_string(), n.to_string()]);
+    }
+    if let Some(d) = &args.dtype {
+        worker_args.extend(["--dtype".to_string(), d.join(",")]);
+    }
+    worker_args.extend(["--timeout".to_string(), args.worker_timeout.clone()]);
+    let shm_bytes = match shm {
+        Shm::Memory { bytes } => bytes,
+        Shm::Host => 0,
+    };
+    // The Job's own deadline is the safety net if the launcher dies: later than ours.
+    let deadline = schedule_timeout + group_timeout + Duration::from_secs(120);
+    let settings = Settings {
+        selection,
+        mode,
+        seed: args.seed,
+        requirements: Requirements {
+            gpus: args.gpus_per_node,
+            efa: args.efa_per_node,
+            hugepages_bytes,
+            // A memory-backed /dev/shm counts against the pod's memory limit.
+            memory_bytes: memory + shm_bytes,
+            tolerations: tolerations.clone(),
+        },
+        expect: args.expect.clone(),
+        spec: RunSpec {
+            run: run.clone(),
+            namespace: args.namespace.clone().unwrap_or_else(|| "default".into()),
+            image,
+            image_pull_policy: args.image_pull_policy.clone(),
+            port: args.port,
+            worker_args,
+            env,
+            tolerations,
+            strict_net: args.strict,
+            ipc_lock: !args.no_ipc_lock,
+            shm,
+            deadline_secs: deadline.as_secs() as i64,
+            ttl_secs: (!args.keep).then_some(600),
+            service_account: args.service_account.clone(),
+        },
+        limits: Limits {
+            schedule: schedule_timeout,
+            run: group_timeout,
+            peer_exit_grace: PEER_EXIT_GRACE,
+        },
+        poll,
+        cleanup_wait: Duration::from_secs(30),
+        keep: args.keep,
+        skip_ineligible: args.skip_ineligible,
+        slow_fraction: args.slow_fraction,
+        check_access: true,
+        out_dir: args
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("reports/launch-{run}"))),
+        quiet: false,
+    };
+    let connect = Connect {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: args.namespace.clone(),
+    };
+    Ok((settings, connect))
+}
+
+fn dry_run(args: &Args, settings: &Settings) -> Result<Outcome> {
+    let Selection::Nodes(nodes) = &settings.selection else {
+        return Err(usage(
+            "--dry-run needs --nodes: it does not read the cluster, so it cannot resolve a selector",
+            "name the nodes: --nodes a,b,...",
+        ));
+    };
+    let gpus = args.gpus_per_node.ok_or_else(|| {
+        usage(
+            "--dry-run needs --gpus-per-node: it does not read the nodes' allocatable GPUs",
+            "e.g. --gpus-per-node 8 (and --efa-per-node 32 on p5.48xlarge)",
+        )
+    })?;
+    let token = names::new_token()
+        .map_err(|e| Error::missing(format!("no random source: {e}"), "check /dev/urandom"))?;
+    let yaml = kube::dry_run::render(
+        settings,
+        nodes,
+        gpus,
+        args.efa_per_node.unwrap_or(0),
+        &token,
+    );
+    crate::output::stdout(&yaml).map_err(|e| Error::write("<stdout>", e))?;
+    Ok(Outcome::Pass)
+}
+
+/// One line per node: the verdict and why. Data, so stdout.
+fn print_summary(report: &kube::Report) -> Result<()> {
+    let width = report
+        .verdicts
+        .iter()
+        .map(|v| v.node.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!("{:width$}  {:12}  REASON\n", "NODE", "VERDICT");
+    for v in &report.verdicts {
+        out.push_str(&format!(
+            "{:width$}  {:12}  {}\n",
+            v.node,
+            v.verdict.as_str(),
+            v.reason
+        ));
+    }
+    for n in report
+        .record
+        .nodes
+        .iter()
+        .filter(|n| n.verdict == "ineligible")
+    {
+        out.push_str(&format!(
+            "{:width$}  {:12}  {}\n",
+            n.name,
+            "ineligible",
+            n.reason.clone().unwrap_or_default()
+        ));
+    }
+    for (a, b) in &report.link_failures {
+        out.push_str(&format!(
+            "pair {a}+{b} failed although both nodes passed elsewhere: suspect the link\n"
+        ));
+    }
+    let bad: Vec<&str> = report
+        .verdicts
+        .iter()
+        .filter(|v| v.verdict == Verdict::Fail)
+        .map(|v| v.node.as_str())
+        .collect();
+    if !bad.is_empty() {
+        out.push_str(&format!("bad node(s): {}\n", bad.join(", ")));
+    }
+    crate::output::stdout(&out).map_err(|e| Error::write("<stdout>", e))
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}
+
+fn usage(message: &str, hint: &str) -> Error {
+    Error::Usage {
+        message: message.into(),
+        hint: Some(hint.into()),
+    }
 }

@@ -1,4 +1,11 @@
-//! Launchers: start one worker per GPU and collect what they report. `local` runs on this host
-//! (also one node of a multi-node run, the way each Kubernetes pod uses it).
+//! Launchers: where the benchmark workers run, and collecting what they report.
+//!
+//! - `local`: one worker per GPU on this host (also one node of a multi-node run, the way each
+//!   Kubernetes pod uses it).
+//! - `plan`: which nodes are tested together, round by round, and what the results say about
+//!   each node (pure: no cluster, no I/O).
+//! - `kube`: one pod per node on a Kubernetes cluster (`netcheck launch`), each running `local`.
 
+pub mod kube;
 pub mod local;
+pub mod plan;

@@ -1,0 +1,518 @@
+//! From a finished group to a verdict: rank 0's `NETCHECK_RESULT` line (its RunRecord), the
+//! pods' exit codes and the scheduler's words become one `PairResult`, and the planner's
+//! `Outcome`. Then all groups merge into the run's RunRecord. Pure.
+
+use std::collections::BTreeMap;
+
+use crate::launch::plan::{NodeVerdict, Outcome};
+use crate::results::{HostInfo, NodeResult, PairResult, ResultRow, RunRecord, RunStatus};
+
+use super::nodes::NodeInfo;
+use super::status::{Finish, PodPhase, PodView};
+
+/// The line rank 0 prints when the sweep ends, followed by its compact RunRecord.
+pub const RESULT_PREFIX: &str = "NETCHECK_RESULT ";
+
+/// Worker exit codes (DESIGN.md, the same for every command).
+const EXIT_CHECK_FAILED: i32 = 1;
+const EXIT_ENVIRONMENT: i32 = 3;
+const EXIT_TIMEOUT: i32 = 124;
+/// Codes of a worker stopped from outside (Ctrl-C/SIGTERM handled, SIGKILL, SIGTERM).
+const STOPPED: &[i32] = &[130, 137, 143];
+
+/// Pair statuses, as `PairResult.status` spells them.
+pub const PASS: &str = "pass";
+pub const FAIL: &str = "fail";
+pub const TIMEOUT: &str = "timeout";
+pub const ERROR: &str = "error";
+pub const UNSCHEDULABLE: &str = "unschedulable";
+
+/// A finished group, judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub pair: PairResult,
+    pub outcome: Outcome,
+    /// Rank 0's own RunRecord, when it printed one.
+    pub record: Option<RunRecord>,
+}
+
+/// Rank 0's RunRecord from its log: the last `NETCHECK_RESULT` line. `Err` when the line is
+/// there but unreadable.
+pub fn find_result(log: &str) -> Option<Result<RunRecord, String>> {
+    let line = log
+        .lines()
+        .rev()
+        .find_map(|l| l.trim_end().strip_prefix(RESULT_PREFIX))?;
+    Some(RunRecord::parse(line, "NETCHECK_RESULT line").map_err(|e| e.to_string()))
+}
+
+/// Judges a group: `name` is the pair's name (`a+b`), `logs` maps node rank to its log,
+/// `warnings` are the Warning events of the pod or Job at fault.
+pub fn judge(
+    nodes: &[String],
+    finish: &Finish,
+    pods: &[PodView],
+    logs: &BTreeMap<usize, String>,
+    warnings: &[String],
+) -> Judged {
+    let name = nodes.join("+");
+    let record = logs.get(&0).and_then(|l| find_result(l));
+    let (status, message) = match finish {
+        Finish::Exited => exited(pods, logs, &record),
+        Finish::Unschedulable { pod, message } => (
+            UNSCHEDULABLE,
+            format!(
+                "{} was not scheduled: {}{}",
+                pod_label(pod),
+                message,
+                events_suffix(warnings)
+            ),
+        ),
+        Finish::Broken { pod, message } => (
+            ERROR,
+            format!(
+                "{} cannot run: {message}{}",
+                pod_label(pod),
+                events_suffix(warnings)
+            ),
+        ),
+        Finish::MissingPods { found } => (
+            ERROR,
+            format!(
+                "the Job created {found} of {} pods{}",
+                nodes.len(),
+                events_suffix(warnings)
+            ),
+        ),
+        Finish::TimedOut { running_for } => (
+            TIMEOUT,
+            format!(
+                "no result after {}s of running (a hang?); the pods were stopped",
+                running_for.as_secs()
+            ),
+        ),
+    };
+    let outcome = match status {
+        PASS => Outcome::Pass,
+        FAIL | TIMEOUT => Outcome::Fail,
+        _ => Outcome::Inconclusive,
+    };
+    let good_record = record.and_then(Result::ok);
+    let rows = good_record
+        .as_ref()
+        .map(|r| {
+            r.rows
+                .iter()
+                .cloned()
+                .map(|row| ResultRow {
+                    group: Some(name.clone()),
+                    ..row
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Judged {
+        pair: PairResult {
+            name,
+            nodes: nodes.to_vec(),
+            status: status.into(),
+            message: (!message.is_empty()).then_some(message),
+            rows,
+            analysis: good_record.as_ref().and_then(|r| r.analysis.clone()),
+        },
+        outcome,
+        record: good_record,
+    }
+}
+
+fn pod_label(pod: &PodView) -> String {
+    match &pod.node {
+        Some(node) => format!("rank {} (node {node})", pod.index),
+        None => format!("rank {} (pod {})", pod.index, pod.name),
+    }
+}
+
+fn events_suffix(warnings: &[String]) -> String {
+    match warnings.last() {
+        Some(w) => format!(" [event {w}]"),
+        None => String::new(),
+    }
+}
+
+/// Every pod exited, or one failed and the rest were stopped: which exit explains it.
+fn exited(
+    pods: &[PodView],
+    logs: &BTreeMap<usize, String>,
+    record: &Option<Result<RunRecord, String>>,
+) -> (&'static str, String) {
+    let failed: Vec<&PodView> = pods
+        .iter()
+        .filter(|p| p.exit_code().is_some_and(|c| c != 0))
+        .collect();
+    // The pod that failed first on its own, not one stopped because its peer had failed.
+    let culprit = failed
+        .iter()
+        .find(|p| is_oom(p) || !STOPPED.contains(&p.exit_code().unwrap_or(0)))
+        .or(failed.first());
+    let Some(&pod) = culprit else {
+        return match record {
+            Some(Ok(_)) => (PASS, String::new()),
+            Some(Err(e)) => (ERROR, format!("rank 0 passed but its result is unreadable: {e}")),
+            None => (
+                ERROR,
+                "rank 0 exited 0 without a NETCHECK_RESULT line (is the image's netcheck the same version?)".into(),
+            ),
+        };
+    };
+    let code = pod.exit_code().unwrap_or(-1);
+    let detail = last_words(pod, logs.get(&pod.index).map(String::as_str));
+    let who = pod_label(pod);
+    if is_oom(pod) {
+        return (
+            ERROR,
+            format!("{who} was killed for using too much memory (OOMKilled); raise --memory"),
+        );
+    }
+    match code {
+        EXIT_CHECK_FAILED => (FAIL, format!("{who} failed the check{detail}")),
+        EXIT_TIMEOUT => (TIMEOUT, format!("{who} timed out (exit 124){detail}")),
+        EXIT_ENVIRONMENT => (
+            FAIL,
+            format!("{who} found its GPU or NCCL environment missing (exit 3){detail}"),
+        ),
+        c if STOPPED.contains(&c) => (ERROR, format!("{who} was stopped (exit {c}){detail}")),
+        c => (ERROR, format!("{who} exited {c}{detail}")),
+    }
+}
+
+fn is_oom(pod: &PodView) -> bool {
+    matches!(&pod.phase, PodPhase::Exited { reason, .. } if reason == "OOMKilled")
+}
+
+/// The most telling line a failed pod left: its last `error:` line, else its termination
+/// message's last line, else its last log line that is not NCCL chatter.
+fn last_words(pod: &PodView, log: Option<&str>) -> String {
+    let log = log.unwrap_or("");
+    let error_line = log
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with("error:"));
+    let termination = match &pod.phase {
+        PodPhase::Exited { message, .. } => message.lines().rev().find(|l| !l.trim().is_empty()),
+        _ => None,
+    };
+    let last = log.lines().rev().find(|l| {
+        !l.trim().is_empty() && !l.contains(" NCCL INFO ") && !l.starts_with(RESULT_PREFIX)
+    });
+    match error_line.or(termination).or(last) {
+        Some(line) => format!(": {}", line.trim()),
+        None => String::new(),
+    }
+}
+
+/// The largest bus bandwidth a pair reached at its largest size (any op), in GB/s.
+pub fn peak_busbw(pair: &PairResult) -> Option<f64> {
+    let largest = pair.rows.iter().map(|r| r.bytes).max()?;
+    pair.rows
+        .iter()
+        .filter(|r| r.bytes == largest)
+        .filter_map(|r| r.busbw_gbs)
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+}
+
+/// Marks passing pairs of `candidates` as failed when their peak bus bandwidth is below
+/// `fraction` of the median of all passing pairs of the same pool (`reference`). Needs three
+/// passing pairs to speak of a median. Returns how many were marked.
+pub fn mark_slow(
+    candidates: &mut [(String, Judged)],
+    reference: &[(String, PairResult)],
+    fraction: f64,
+) -> usize {
+    if fraction <= 0.0 {
+        return 0;
+    }
+    let mut marked = 0;
+    for (pool, judged) in candidates.iter_mut() {
+        if judged.outcome != Outcome::Pass {
+            continue;
+        }
+        let mut peers: Vec<f64> = reference
+            .iter()
+            .filter(|(p, pair)| p == pool && pair.status == PASS)
+            .filter_map(|(_, pair)| peak_busbw(pair))
+            .collect();
+        if peers.len() < 3 {
+            continue;
+        }
+        peers.sort_by(f64::total_cmp);
+        let median = peers[peers.len() / 2];
+        let Some(own) = peak_busbw(&judged.pair) else {
+            continue;
+        };
+        if own < fraction * median {
+            judged.outcome = Outcome::Fail;
+            judged.pair.status = FAIL.into();
+            judged.pair.message = Some(format!(
+                "slow: peak bus bandwidth {own:.1} GB/s is below {:.0}% of the pool's median {median:.1} GB/s",
+                fraction * 100.0
+            ));
+            marked += 1;
+        }
+    }
+    marked
+}
+
+/// What the merged record needs besides the pairs.
+pub struct RunSummary<'a> {
+    pub started_at: String,
+    pub status: RunStatus,
+    pub label: String,
+    pub nodes: &'a [NodeInfo],
+    pub verdicts: &'a [NodeVerdict],
+    /// Nodes preflight left out, with why.
+    pub ineligible: &'a [(String, String)],
+    /// The environment the pods got (NCCL_DEBUG, NCCL_NET, --env).
+    pub environment: BTreeMap<String, String>,
+    pub errors: Vec<String>,
+}
+
+/// One RunRecord for the whole run: every pair (with its rows and rank 0's analysis), every
+/// row tagged with its pair, a verdict per node.
+pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
+    let mut record = RunRecord::new("launch");
+    record.started_at = summary.started_at;
+    record.finished_at = Some(crate::results::now_rfc3339());
+    record.status = summary.status;
+    record.label = Some(summary.label);
+    record.environment = summary.environment;
+    record.hosts = summary
+        .nodes
+        .iter()
+        .map(|n| HostInfo {
+            hostname: n.name.clone(),
+            node: Some(n.name.clone()),
+            instance_type: n.instance_type.clone(),
+            ..Default::default()
+        })
+        .collect();
+    let first = judged.iter().find_map(|j| j.record.as_ref());
+    record.nccl = first.and_then(|r| r.nccl.clone());
+    record.config = first.and_then(|r| r.config.clone());
+    record.rows = judged.iter().flat_map(|j| j.pair.rows.clone()).collect();
+    record.pairs = judged.iter().map(|j| j.pair.clone()).collect();
+    record.nodes = summary
+        .verdicts
+        .iter()
+        .map(|v| NodeResult {
+            name: v.node.clone(),
+            pool: Some(v.pool.clone()),
+            verdict: v.verdict.as_str().into(),
+            reason: Some(v.reason.clone()),
+        })
+        .chain(summary.ineligible.iter().map(|(node, why)| NodeResult {
+            name: node.clone(),
+            pool: None,
+            verdict: "ineligible".into(),
+            reason: Some(why.clone()),
+        }))
+        .collect();
+    record.errors = summary.errors;
+    record
+        .errors
+        .extend(judged.iter().filter(|j| j.pair.status != PASS).map(|j| {
+            format!(
+                "{}: {}",
+                j.pair.name,
+                j.pair.message.clone().unwrap_or_default()
+            )
+        }));
+    record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::TimeStats;
+
+    fn pod(index: usize, code: i32, reason: &str) -> PodView {
+        PodView {
+            name: format!("p{index}"),
+            index,
+            node: Some(format!("node-{index}")),
+            phase: PodPhase::Exited {
+                code,
+                reason: reason.into(),
+                message: String::new(),
+            },
+        }
+    }
+
+    fn record_line(busbw: f64) -> String {
+        let mut r = RunRecord::new("run");
+        r.rows.push(ResultRow {
+            op: "all_gather".into(),
+            dtype: "float32".into(),
+            bytes: 1 << 30,
+            count: 1 << 27,
+            in_place: false,
+            redop: None,
+            iters: Some(20),
+            time_us: TimeStats {
+                mean: 1000.0,
+                ..Default::default()
+            },
+            algbw_gbs: Some(busbw * 2.0),
+            busbw_gbs: Some(busbw),
+            wrong: Some(0),
+            group: None,
+        });
+        format!(
+            "NCCL INFO whatever\n{RESULT_PREFIX}{}\n",
+            serde_json::to_string(&r).unwrap()
+        )
+    }
+
+    fn nodes() -> Vec<String> {
+        vec!["node-0".into(), "node-1".into()]
+    }
+
+    #[test]
+    fn a_clean_exit_with_a_result_passes_and_tags_rows() {
+        let logs = BTreeMap::from([(0, record_line(20.0)), (1, String::new())]);
+        let j = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
+            &logs,
+            &[],
+        );
+        assert_eq!(j.pair.status, PASS);
+        assert_eq!(j.outcome, Outcome::Pass);
+        assert_eq!(j.pair.rows[0].group.as_deref(), Some("node-0+node-1"));
+        assert_eq!(peak_busbw(&j.pair), Some(20.0));
+    }
+
+    #[test]
+    fn a_clean_exit_without_a_result_is_an_error() {
+        let logs = BTreeMap::from([(0, "hello\n".to_string())]);
+        let j = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
+            &logs,
+            &[],
+        );
+        assert_eq!(j.pair.status, ERROR);
+        assert_eq!(j.outcome, Outcome::Inconclusive);
+    }
+
+    #[test]
+    fn the_first_pod_that_failed_on_its_own_is_blamed() {
+        let logs = BTreeMap::from([
+            (0, "NCCL INFO x\n".to_string()),
+            (
+                1,
+                "NCCL INFO y\nerror: expected efa, NCCL used socket\n".to_string(),
+            ),
+        ]);
+        let j = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 143, "Error"), pod(1, 1, "Error")],
+            &logs,
+            &[],
+        );
+        assert_eq!(j.pair.status, FAIL);
+        let m = j.pair.message.unwrap();
+        assert!(
+            m.starts_with("rank 1 (node node-1) failed the check: error: expected efa"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn oom_and_timeouts_and_missing_environment() {
+        let l = BTreeMap::new();
+        let oom = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 137, "OOMKilled")],
+            &l,
+            &[],
+        );
+        assert_eq!(
+            (oom.pair.status.as_str(), oom.outcome),
+            (ERROR, Outcome::Inconclusive)
+        );
+        assert!(oom.pair.message.unwrap().contains("--memory"));
+        let hang = judge(&nodes(), &Finish::Exited, &[pod(0, 124, "Error")], &l, &[]);
+        assert_eq!(
+            (hang.pair.status.as_str(), hang.outcome),
+            (TIMEOUT, Outcome::Fail)
+        );
+        let env = judge(&nodes(), &Finish::Exited, &[pod(1, 3, "Error")], &l, &[]);
+        assert_eq!(env.pair.status, FAIL);
+        assert!(env.pair.message.unwrap().contains("node-1"));
+    }
+
+    #[test]
+    fn unschedulable_keeps_the_scheduler_and_event_words() {
+        let p = PodView {
+            name: "p0".into(),
+            index: 0,
+            node: None,
+            phase: PodPhase::Unscheduled {
+                message: "x".into(),
+            },
+        };
+        let finish = Finish::Unschedulable {
+            pod: p.clone(),
+            message: "0/4 nodes are available: 1 Insufficient vpc.amazonaws.com/efa.".into(),
+        };
+        let j = judge(
+            &nodes(),
+            &finish,
+            &[p],
+            &BTreeMap::new(),
+            &["FailedScheduling: 0/4 nodes".into()],
+        );
+        assert_eq!(j.pair.status, UNSCHEDULABLE);
+        assert!(
+            j.pair
+                .message
+                .unwrap()
+                .contains("Insufficient vpc.amazonaws.com/efa")
+        );
+    }
+
+    #[test]
+    fn slow_pairs_are_failed_against_the_pool_median() {
+        let pass = |bw: f64| {
+            let logs = BTreeMap::from([(0, record_line(bw))]);
+            judge(
+                &nodes(),
+                &Finish::Exited,
+                &[pod(0, 0, "Completed")],
+                &logs,
+                &[],
+            )
+        };
+        let reference: Vec<(String, PairResult)> = [20.0, 21.0, 19.0, 5.0]
+            .iter()
+            .map(|&bw| ("p".to_string(), pass(bw).pair))
+            .collect();
+        let mut candidates = vec![("p".to_string(), pass(5.0)), ("p".to_string(), pass(19.0))];
+        assert_eq!(mark_slow(&mut candidates, &reference, 0.5), 1);
+        assert_eq!(candidates[0].1.outcome, Outcome::Fail);
+        assert!(
+            candidates[0]
+                .1
+                .pair
+                .message
+                .as_ref()
+                .unwrap()
+                .starts_with("slow:")
+        );
+        assert_eq!(candidates[1].1.outcome, Outcome::Pass);
+    }
+}

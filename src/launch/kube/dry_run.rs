@@ -1,0 +1,79 @@
+//! `netcheck launch --dry-run`: the objects of the first round as kubectl-ready YAML, built
+//! from the flags alone (no cluster is read, so node counts come from `--gpus-per-node` and
+//! `--efa-per-node`).
+
+use crate::launch::plan::{Mode, Planner, Pool};
+
+use super::launcher::Settings;
+use super::manifest::{self, GroupSpec};
+use super::names;
+use super::nodes::{EFA_HUGEPAGES_BYTES, PodResources};
+
+/// The anchor ConfigMap, the token Secret, then a Job and a Service per group of round 1.
+/// Later rounds of `pairs` mode depend on results, so only their existence is mentioned.
+pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token: &str) -> String {
+    let spec = &settings.spec;
+    let resources = PodResources {
+        gpus,
+        efa,
+        hugepages_bytes: settings.requirements.hugepages_bytes.unwrap_or(if efa > 0 {
+            EFA_HUGEPAGES_BYTES
+        } else {
+            0
+        }),
+        memory_bytes: settings.requirements.memory_bytes,
+    };
+    let pool = Pool {
+        name: "dry-run".into(),
+        nodes: nodes.to_vec(),
+    };
+    let mut planner = Planner::new(settings.mode, vec![pool], settings.seed);
+    let round = planner.next_round();
+    let expect = match settings.expect.as_deref() {
+        Some("any") => None,
+        Some(e) => Some(e.to_string()),
+        None if efa > 0 => Some("efa".into()),
+        None => None,
+    };
+    let mut docs = vec![
+        manifest::to_yaml(&manifest::anchor_config_map(
+            spec,
+            serde_json::json!({"run": spec.run, "mode": settings.mode.as_str(), "dry_run": true})
+                .to_string(),
+        )),
+        manifest::to_yaml(&manifest::token_secret(spec, token, None)),
+    ];
+    let groups = round.as_ref().map(|r| r.groups.as_slice()).unwrap_or(&[]);
+    for (k, g) in groups.iter().enumerate() {
+        let group = GroupSpec {
+            seq: k as u32 + 1,
+            round: 1,
+            pool: "dry-run".into(),
+            nodes: g.nodes.clone(),
+            resources: resources.clone(),
+            expect: expect.clone(),
+        };
+        docs.push(manifest::to_yaml(&manifest::group_job(spec, &group, None)));
+        docs.push(manifest::to_yaml(&manifest::group_service(
+            spec, &group, None,
+        )));
+    }
+    let later = match settings.mode {
+        Mode::Pairs => "later rounds re-pair the nodes of failing pairs and depend on the results",
+        Mode::Ring => "later rounds of the ring follow the same pattern with other pairs",
+        Mode::Full => "there are no later rounds",
+    };
+    format!(
+        "# netcheck launch --dry-run: run {run}, mode {mode}, round 1 ({groups} group(s)); {later}.\n\
+         # Apply:  kubectl apply -f -\n\
+         # Remove: kubectl delete -n {ns} configmap,secret,job,service -l {selector}\n\
+         # Without the launcher nothing collects results: read them with kubectl logs.\n\
+         ---\n{body}",
+        run = spec.run,
+        mode = settings.mode.as_str(),
+        groups = groups.len(),
+        ns = spec.namespace,
+        selector = names::run_selector(&spec.run),
+        body = docs.join("---\n"),
+    )
+}

@@ -1,0 +1,694 @@
+//! The run: permissions → preflight → plan → for each round: create the groups, watch their
+//! pods, collect logs and results, delete them → one RunRecord with a verdict per node.
+//! Whatever happens (success, an error, Ctrl-C), everything the run created is deleted unless
+//! `--keep` says otherwise, and what finished is written to `results.json`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+
+use super::client::{KubeClient, REQUIRED_ACCESS};
+use super::collect::{self, Judged, RunSummary};
+use super::manifest::{self, GroupSpec, RunSpec};
+use super::names;
+use super::nodes::{self, NodeInfo, PodResources, Requirements};
+use super::status::{Finish, Limits, PodPhase, PodView, Tracker};
+use crate::error::{Error, Result};
+use crate::launch::plan::{Group, Mode, NodeVerdict, Planner, Pool, Verdict};
+use crate::results::{RunRecord, RunStatus};
+
+/// Which nodes to test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    Nodes(Vec<String>),
+    Selector(String),
+}
+
+/// Everything a run needs, resolved from the command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub selection: Selection,
+    pub mode: Mode,
+    pub seed: Option<u64>,
+    pub requirements: Requirements,
+    /// `--expect`; `None`: `efa` for pools whose pods get EFA devices, no expectation elsewhere.
+    pub expect: Option<String>,
+    /// The namespace is the client's; the rest comes from the flags.
+    pub spec: RunSpec,
+    pub limits: Limits,
+    /// How often the run's pods are listed.
+    pub poll: Duration,
+    /// How long cleanup waits for the pods to be gone.
+    pub cleanup_wait: Duration,
+    pub keep: bool,
+    pub skip_ineligible: bool,
+    /// A passing pair below this fraction of its pool's median peak bus bandwidth fails.
+    pub slow_fraction: f64,
+    pub check_access: bool,
+    pub out_dir: PathBuf,
+    pub quiet: bool,
+}
+
+/// What a finished run found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub record: RunRecord,
+    pub verdicts: Vec<NodeVerdict>,
+    pub link_failures: Vec<(String, String)>,
+    pub results_path: PathBuf,
+}
+
+/// The overall conclusion, which the command turns into an exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conclusion {
+    /// Every tested node and pair passed.
+    Pass,
+    /// A node or pair failed (exit 1).
+    Fail,
+    /// Nothing failed, but some groups could not be judged (exit 4).
+    Inconclusive,
+}
+
+impl Report {
+    pub fn conclusion(&self) -> Conclusion {
+        let failed_node = self
+            .verdicts
+            .iter()
+            .any(|v| matches!(v.verdict, Verdict::Fail | Verdict::Suspect));
+        let failed_pair = self
+            .record
+            .pairs
+            .iter()
+            .any(|p| p.status == collect::FAIL || p.status == collect::TIMEOUT);
+        if failed_node || failed_pair {
+            Conclusion::Fail
+        } else if self
+            .verdicts
+            .iter()
+            .any(|v| v.verdict == Verdict::Inconclusive)
+            || self.record.pairs.iter().any(|p| p.status != collect::PASS)
+        {
+            Conclusion::Inconclusive
+        } else {
+            Conclusion::Pass
+        }
+    }
+}
+
+/// State that outlives the run future, so cleanup and the partial record work after Ctrl-C.
+#[derive(Default)]
+struct Shared {
+    /// Set just before the first create call: from then on there may be something to delete.
+    created: AtomicBool,
+    judged: Mutex<Vec<Judged>>,
+    nodes: Mutex<Vec<NodeInfo>>,
+}
+
+/// Runs the whole launch; `shutdown` resolving (Ctrl-C, SIGTERM) stops it with
+/// `Error::Interrupted` after cleaning up.
+pub async fn launch(
+    client: &KubeClient,
+    settings: &Settings,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report> {
+    let shared = Shared::default();
+    let started_at = crate::results::now_rfc3339();
+    let result = tokio::select! {
+        r = run(client, settings, &shared, &started_at) => r,
+        () = shutdown => {
+            say(settings, "interrupted");
+            Err(Error::Interrupted)
+        }
+    };
+    if shared.created.load(Ordering::SeqCst) {
+        if settings.keep {
+            say(
+                settings,
+                &format!(
+                    "kept the run's objects (--keep); remove them with: kubectl delete -n {} configmap,secret,job,service -l {}",
+                    client.namespace(),
+                    names::run_selector(&settings.spec.run)
+                ),
+            );
+        } else {
+            cleanup(client, settings).await;
+        }
+    }
+    if let Err(e) = &result {
+        // Keep what finished: the pairs judged before the error or the interruption.
+        let judged = shared.judged.lock().expect("not poisoned").clone();
+        if !judged.is_empty() {
+            let status = match e {
+                Error::Interrupted => RunStatus::Interrupted,
+                Error::Timeout { .. } => RunStatus::Timeout,
+                _ => RunStatus::Failed,
+            };
+            let nodes = shared.nodes.lock().expect("not poisoned").clone();
+            let record = collect::merge(
+                RunSummary {
+                    started_at,
+                    status,
+                    label: label(settings, nodes.len()),
+                    nodes: &nodes,
+                    verdicts: &[],
+                    ineligible: &[],
+                    environment: settings.spec.env.iter().cloned().collect(),
+                    errors: vec![e.to_string()],
+                },
+                &judged,
+            );
+            let path = settings.out_dir.join("results.json");
+            if save(&record, &settings.out_dir).is_ok() {
+                say(settings, &format!("partial results: {}", path.display()));
+            }
+        }
+    }
+    result
+}
+
+async fn run(
+    client: &KubeClient,
+    settings: &Settings,
+    shared: &Shared,
+    started_at: &str,
+) -> Result<Report> {
+    let spec = &settings.spec;
+    if settings.check_access {
+        let denied = client.denied(REQUIRED_ACCESS).await?;
+        if !denied.is_empty() {
+            let list: Vec<String> = denied.iter().map(|a| a.to_string()).collect();
+            return Err(Error::missing(
+                format!(
+                    "missing permissions in namespace `{}`: {}",
+                    client.namespace(),
+                    list.join(", ")
+                ),
+                "apply deploy/rbac.yaml (and bind it to your user), or ask a cluster admin to",
+            ));
+        }
+    }
+
+    let candidates = fetch_nodes(client, &settings.selection).await?;
+    let in_use = client.gpus_in_use().await?;
+    if in_use.is_none() {
+        say(
+            settings,
+            "warning: cannot list pods cluster-wide, so GPUs used by other pods are not checked",
+        );
+    }
+    let preflight = nodes::assess(
+        &candidates,
+        &settings.requirements,
+        &in_use.unwrap_or_default(),
+    );
+    let ineligible: Vec<(String, String)> = preflight
+        .problems
+        .iter()
+        .map(|p| (p.node.clone(), p.message.clone()))
+        .collect();
+    for (node, why) in &ineligible {
+        say(settings, &format!("node {node}: {why}"));
+    }
+    if !ineligible.is_empty() && !settings.skip_ineligible {
+        let mut bad: Vec<&str> = ineligible.iter().map(|(n, _)| n.as_str()).collect();
+        bad.dedup();
+        return Err(Error::missing(
+            format!("{} node(s) cannot be tested: {}", bad.len(), bad.join(", ")),
+            "fix what is listed above, or pass --skip-ineligible to test the other nodes",
+        ));
+    }
+    if !preflight.pools.iter().any(|(p, _)| p.nodes.len() >= 2) {
+        return Err(Error::missing(
+            format!(
+                "no two eligible nodes share an instance type and zone (eligible: {})",
+                preflight.eligible.len()
+            ),
+            "select at least two nodes of the same instance type and zone",
+        ));
+    }
+    *shared.nodes.lock().expect("not poisoned") = preflight.eligible.clone();
+    let pools: Vec<(Pool, PodResources)> = preflight.pools.clone();
+    let mut planner = Planner::new(
+        settings.mode,
+        pools.iter().map(|(p, _)| p.clone()).collect(),
+        settings.seed,
+    );
+    say(
+        settings,
+        &format!(
+            "run {} in namespace {}: {} nodes in {} pool(s), mode {}",
+            spec.run,
+            client.namespace(),
+            preflight.eligible.len(),
+            pools.len(),
+            settings.mode.as_str()
+        ),
+    );
+
+    let token = names::new_token().map_err(|e| {
+        Error::missing(
+            format!("no random source for the run token: {e}"),
+            "check /dev/urandom",
+        )
+    })?;
+    shared.created.store(true, Ordering::SeqCst);
+    let anchor = client
+        .create(&manifest::anchor_config_map(
+            spec,
+            plan_json(settings, &pools),
+        ))
+        .await?;
+    let owner = manifest::owner_reference("v1", "ConfigMap", &anchor.metadata);
+    client
+        .create(&manifest::token_secret(spec, &token, owner.clone()))
+        .await?;
+
+    let mut seq = 0;
+    let mut finished: Vec<(String, Judged)> = vec![];
+    while let Some(round) = planner.next_round() {
+        let nodes: usize = round.groups.iter().map(|g| g.nodes.len()).sum();
+        say(
+            settings,
+            &format!(
+                "round {} ({}): {} group(s) on {nodes} nodes",
+                round.number,
+                round.purpose,
+                round.groups.len()
+            ),
+        );
+        let mut groups = vec![];
+        for g in &round.groups {
+            seq += 1;
+            let (pool, resources) = &pools[g.pool];
+            let spec_g = GroupSpec {
+                seq,
+                round: round.number,
+                pool: pool.name.clone(),
+                nodes: g.nodes.clone(),
+                resources: resources.clone(),
+                expect: expectation(settings, resources),
+            };
+            let job = client
+                .create(&manifest::group_job(spec, &spec_g, owner.clone()))
+                .await?;
+            let job_owner = manifest::owner_reference("batch/v1", "Job", &job.metadata);
+            client
+                .create(&manifest::group_service(spec, &spec_g, job_owner))
+                .await?;
+            groups.push((g.clone(), spec_g));
+        }
+        let mut judged = watch_round(client, settings, &groups, shared).await?;
+        let reference: Vec<(String, crate::results::PairResult)> = finished
+            .iter()
+            .chain(judged.iter())
+            .map(|(pool, j)| (pool.clone(), j.pair.clone()))
+            .collect();
+        let before: Vec<String> = judged.iter().map(|(_, j)| j.pair.status.clone()).collect();
+        collect::mark_slow(&mut judged, &reference, settings.slow_fraction);
+        for ((group, _), ((_, j), old)) in groups.iter().zip(judged.iter().zip(before)) {
+            if j.pair.status != old {
+                say(
+                    settings,
+                    &format!(
+                        "  {}: {}",
+                        j.pair.name,
+                        j.pair.message.clone().unwrap_or_default()
+                    ),
+                );
+            }
+            planner.record(group, j.outcome);
+        }
+        finished.extend(judged);
+    }
+
+    let verdicts = planner.verdicts();
+    let link_failures = planner.link_failures();
+    let all: Vec<Judged> = finished.into_iter().map(|(_, j)| j).collect();
+    let mut errors = vec![];
+    for (a, b) in &link_failures {
+        errors.push(format!(
+            "pair {a}+{b} failed although both nodes passed with other peers: the link between them, or a flaky run"
+        ));
+    }
+    let record = collect::merge(
+        RunSummary {
+            started_at: started_at.to_string(),
+            status: RunStatus::Complete,
+            label: label(settings, preflight.eligible.len()),
+            nodes: &preflight.eligible,
+            verdicts: &verdicts,
+            ineligible: &ineligible,
+            environment: spec.env.iter().cloned().collect(),
+            errors,
+        },
+        &all,
+    );
+    let results_path = save(&record, &settings.out_dir)?;
+    Ok(Report {
+        record,
+        verdicts,
+        link_failures,
+        results_path,
+    })
+}
+
+fn label(settings: &Settings, nodes: usize) -> String {
+    format!(
+        "launch {} on {nodes} nodes (run {})",
+        settings.mode.as_str(),
+        settings.spec.run
+    )
+}
+
+/// `--expect` where given (`any`: none); else `efa` where the pods get EFA devices.
+fn expectation(settings: &Settings, resources: &PodResources) -> Option<String> {
+    match settings.expect.as_deref() {
+        Some("any") => None,
+        Some(e) => Some(e.to_string()),
+        None if resources.efa > 0 => Some("efa".into()),
+        None => None,
+    }
+}
+
+async fn fetch_nodes(
+    client: &KubeClient,
+    selection: &Selection,
+) -> Result<Vec<k8s_openapi::api::core::v1::Node>> {
+    match selection {
+        Selection::Nodes(names) => {
+            let mut found = vec![];
+            let mut missing = vec![];
+            for name in names {
+                match client.node(name).await? {
+                    Some(node) => found.push(node),
+                    None => missing.push(name.as_str()),
+                }
+            }
+            if !missing.is_empty() {
+                return Err(Error::missing(
+                    format!("node(s) not found: {}", missing.join(", ")),
+                    "check the names with `kubectl get nodes`",
+                ));
+            }
+            Ok(found)
+        }
+        Selection::Selector(selector) => {
+            let found = client.nodes(selector).await?;
+            if found.is_empty() {
+                return Err(Error::missing(
+                    format!("no node matches the selector `{selector}`"),
+                    format!("check it with `kubectl get nodes -l '{selector}'`"),
+                ));
+            }
+            Ok(found)
+        }
+    }
+}
+
+/// What the anchor ConfigMap records about the run.
+fn plan_json(settings: &Settings, pools: &[(Pool, PodResources)]) -> String {
+    let pools: Vec<serde_json::Value> = pools
+        .iter()
+        .map(|(p, r)| {
+            serde_json::json!({
+                "pool": p.name, "nodes": p.nodes, "gpus": r.gpus, "efa": r.efa,
+                "hugepages_bytes": r.hugepages_bytes, "memory_bytes": r.memory_bytes,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "run": settings.spec.run,
+        "mode": settings.mode.as_str(),
+        "seed": settings.seed,
+        "image": settings.spec.image,
+        "started_at": crate::results::now_rfc3339(),
+        "pools": pools,
+    })
+    .to_string()
+}
+
+/// A pod's log as it is written, kept in memory: the only copy once the Job controller
+/// deletes a pod whose peer failed. Stops following when dropped.
+struct Follower {
+    lines: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Follower {
+    fn start(client: &KubeClient, pod: &str) -> Follower {
+        let lines = Arc::new(Mutex::new(vec![]));
+        let (client, pod, sink) = (client.clone(), pod.to_string(), lines.clone());
+        let task = tokio::spawn(async move {
+            let Ok(mut stream) = client.follow_log(&pod).await else {
+                return;
+            };
+            while let Some(Ok(line)) = stream.next().await {
+                sink.lock().expect("not poisoned").push(line);
+            }
+        });
+        Follower { lines, task }
+    }
+
+    fn text(&self) -> String {
+        let lines = self.lines.lock().expect("not poisoned");
+        let mut text = lines.join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// One group being watched.
+struct Active {
+    spec: GroupSpec,
+    name: String,
+    tracker: Tracker,
+    /// Last view of every pod seen, by name (pods deleted by the Job controller stay here).
+    known: BTreeMap<String, PodView>,
+    followers: HashMap<String, Follower>,
+    done: Option<Judged>,
+}
+
+/// Polls the run's pods until every group of the round is finished; judges each group as it
+/// finishes (logs collected, then its Job and Service deleted).
+async fn watch_round(
+    client: &KubeClient,
+    settings: &Settings,
+    groups: &[(Group, GroupSpec)],
+    shared: &Shared,
+) -> Result<Vec<(String, Judged)>> {
+    let started = Instant::now();
+    let mut active: Vec<Active> = groups
+        .iter()
+        .map(|(_, g)| Active {
+            name: g.name(&settings.spec.run),
+            spec: g.clone(),
+            tracker: Tracker::new(g.nodes.len(), started),
+            known: BTreeMap::new(),
+            followers: HashMap::new(),
+            done: None,
+        })
+        .collect();
+    let selector = names::run_selector(&settings.spec.run);
+    loop {
+        let pods = client.pods(&selector).await?;
+        let now = Instant::now();
+        for group in active.iter_mut().filter(|a| a.done.is_none()) {
+            let seq = group.spec.seq.to_string();
+            let views: Vec<PodView> = pods
+                .iter()
+                .filter(|p| {
+                    p.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(names::GROUP_LABEL))
+                        == Some(&seq)
+                })
+                .map(PodView::from_pod)
+                .collect();
+            for v in &views {
+                let started = matches!(v.phase, PodPhase::Running | PodPhase::Exited { .. });
+                if started && !group.followers.contains_key(&v.name) {
+                    group
+                        .followers
+                        .insert(v.name.clone(), Follower::start(client, &v.name));
+                }
+                group.known.insert(v.name.clone(), v.clone());
+            }
+            if let Some(finish) = group.tracker.update(&views, now, &settings.limits) {
+                let judged = finish_group(client, settings, group, &finish).await?;
+                say(settings, &progress_line(&judged));
+                shared
+                    .judged
+                    .lock()
+                    .expect("not poisoned")
+                    .push(judged.clone());
+                group.done = Some(judged);
+            }
+        }
+        if active.iter().all(|a| a.done.is_some()) {
+            break;
+        }
+        tokio::time::sleep(settings.poll).await;
+    }
+    Ok(active
+        .into_iter()
+        .map(|a| (a.spec.pool, a.done.expect("every group is done")))
+        .collect())
+}
+
+/// Collects the group's logs (written to `<out>/pods/g<seq>/`), reads why it failed from the
+/// events, judges it and deletes its Job and Service.
+async fn finish_group(
+    client: &KubeClient,
+    settings: &Settings,
+    group: &mut Active,
+    finish: &Finish,
+) -> Result<Judged> {
+    let dir = settings
+        .out_dir
+        .join("pods")
+        .join(format!("g{}", group.spec.seq));
+    let mut logs = BTreeMap::new();
+    for view in group.known.values() {
+        let followed = group.followers.remove(&view.name);
+        if !matches!(view.phase, PodPhase::Running | PodPhase::Exited { .. }) {
+            continue;
+        }
+        // The full log while the pod exists; what was followed once it is gone.
+        let text = match client.log(&view.name).await {
+            Ok(text) => text,
+            Err(_) => followed.as_ref().map(Follower::text).unwrap_or_default(),
+        };
+        if text.is_empty() {
+            continue;
+        }
+        let node = view.node.as_deref().unwrap_or("unscheduled");
+        write_file(&dir.join(format!("rank{}-{node}.log", view.index)), &text)?;
+        logs.insert(view.index, text);
+    }
+    let warnings = match finish {
+        Finish::Unschedulable { pod, .. } | Finish::Broken { pod, .. } => {
+            client.warnings("Pod", &pod.name).await.unwrap_or_default()
+        }
+        Finish::MissingPods { .. } => client
+            .warnings("Job", &group.name)
+            .await
+            .unwrap_or_default(),
+        _ => vec![],
+    };
+    let views: Vec<PodView> = group.known.values().cloned().collect();
+    let judged = collect::judge(&group.spec.nodes, finish, &views, &logs, &warnings);
+    if !settings.keep {
+        client.delete::<Job>(&group.name).await?;
+        client.delete::<Service>(&group.name).await?;
+    }
+    Ok(judged)
+}
+
+fn progress_line(j: &Judged) -> String {
+    let peak = collect::peak_busbw(&j.pair)
+        .map(|bw| format!(", peak busbw {bw:.1} GB/s"))
+        .unwrap_or_default();
+    let transport = j
+        .pair
+        .analysis
+        .as_ref()
+        .map(|a| format!(", transport {}", a.inter_node_transport.as_str()))
+        .unwrap_or_default();
+    let message = j
+        .pair
+        .message
+        .as_ref()
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default();
+    format!(
+        "  {} {}{peak}{transport}{message}",
+        j.pair.name, j.pair.status
+    )
+}
+
+/// Deletes everything labelled with the run and waits (bounded) for its pods to go, so the
+/// nodes are free when the command returns. Problems are reported, not raised: the run's own
+/// outcome matters more, and the message says how to finish by hand.
+async fn cleanup(client: &KubeClient, settings: &Settings) {
+    let run = &settings.spec.run;
+    let by_hand = format!(
+        "kubectl delete -n {} configmap,secret,job,service,pod -l {}",
+        client.namespace(),
+        names::run_selector(run)
+    );
+    // The anchor first: if we are cut short, the garbage collector removes the rest.
+    let result = async {
+        client.delete::<ConfigMap>(&names::anchor(run)).await?;
+        client.delete_run(run).await
+    }
+    .await;
+    if let Err(e) = result {
+        say(
+            settings,
+            &format!("warning: cleanup failed ({e}); finish it with: {by_hand}"),
+        );
+        return;
+    }
+    let deadline = Instant::now() + settings.cleanup_wait;
+    loop {
+        match client.pods(&names::run_selector(run)).await {
+            Ok(pods) if pods.is_empty() => return,
+            Ok(pods) if Instant::now() >= deadline => {
+                say(
+                    settings,
+                    &format!(
+                        "warning: {} pod(s) still terminating; check with: kubectl get pods -n {} -l {}",
+                        pods.len(),
+                        client.namespace(),
+                        names::run_selector(run)
+                    ),
+                );
+                return;
+            }
+            Ok(_) => tokio::time::sleep(settings.poll).await,
+            Err(e) => {
+                say(
+                    settings,
+                    &format!("warning: cannot check that the pods are gone ({e}); see: {by_hand}"),
+                );
+                return;
+            }
+        }
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+    }
+    std::fs::write(path, text).map_err(|e| Error::write(path, e))
+}
+
+fn save(record: &RunRecord, dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+    let path = dir.join("results.json");
+    record.save(&path)?;
+    Ok(path)
+}
+
+fn say(settings: &Settings, message: &str) {
+    if !settings.quiet {
+        eprintln!("{message}");
+    }
+}

@@ -1,0 +1,441 @@
+//! The Kubernetes objects of a run, built by pure functions from typed k8s-openapi structs
+//! (a misspelt field is a compile error, not a silently dropped key).
+//!
+//! Per run: an anchor ConfigMap (`netcheck-<run>`, holding the plan) that owns everything else,
+//! and a Secret with the rendezvous token. Per group (pair, or a whole pool in `full` mode): an
+//! Indexed Job with one pod per node and no retries, and a headless Service that gives rank 0 a
+//! DNS name before it is Ready (`publishNotReadyAddresses`). Deleting the anchor deletes the run.
+//! `netcheck launch --dry-run` prints these objects; golden copies live in tests/fixtures/kube/.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::core::v1::{
+    Affinity, Capabilities, ConfigMap, Container, EmptyDirVolumeSource, EnvVar, EnvVarSource,
+    HostPathVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+    ObjectFieldSelector, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec,
+    ResourceRequirements, Secret, SecretKeySelector, SecurityContext, Service, ServicePort,
+    ServiceSpec, Toleration, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::names::{self, GROUP_LABEL, RUN_LABEL};
+use super::nodes::{EFA, GPU, HUGEPAGES_2MI, PodResources, format_quantity};
+
+/// Where the results folder of `netcheck run` lives inside the pod.
+pub const RESULTS_DIR: &str = "/results";
+
+/// Everything about a run that is the same for every group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub run: String,
+    pub namespace: String,
+    pub image: String,
+    pub image_pull_policy: Option<String>,
+    /// Rank 0's rendezvous port.
+    pub port: u16,
+    /// Flags for `netcheck run` after the rendezvous ones: the sweep and `--timeout`.
+    pub worker_args: Vec<String>,
+    /// Plain environment variables, in order (`NCCL_DEBUG=INFO` first).
+    pub env: Vec<(String, String)>,
+    pub tolerations: Vec<Toleration>,
+    /// Pin `NCCL_NET` to the expected transport's network, so NCCL fails instead of falling
+    /// back to TCP sockets.
+    pub strict_net: bool,
+    /// Add CAP_IPC_LOCK (RDMA memory registration); off for restricted Pod Security namespaces.
+    pub ipc_lock: bool,
+    pub shm: Shm,
+    /// Job `activeDeadlineSeconds`: the cluster's own cap on a group, scheduling included.
+    pub deadline_secs: i64,
+    /// Job `ttlSecondsAfterFinished`: removes finished groups if the launcher dies (None: keep).
+    pub ttl_secs: Option<i32>,
+    pub service_account: Option<String>,
+}
+
+/// `/dev/shm` for NCCL: memory-backed emptyDir of a size (counted in the memory request),
+/// or the host's (as AWS's samples do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shm {
+    Memory { bytes: u64 },
+    Host,
+}
+
+/// One group of a round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupSpec {
+    /// Run-wide sequence number; names the Job and Service.
+    pub seq: u32,
+    pub round: u32,
+    pub pool: String,
+    pub nodes: Vec<String>,
+    pub resources: PodResources,
+    /// The transport that must carry inter-node traffic (`--expect` of the worker).
+    pub expect: Option<String>,
+}
+
+impl GroupSpec {
+    pub fn name(&self, run: &str) -> String {
+        names::group(run, self.seq)
+    }
+}
+
+fn run_labels(run: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (names::NAME_LABEL.into(), names::TOOL.into()),
+        (names::MANAGED_BY_LABEL.into(), names::TOOL.into()),
+        (RUN_LABEL.into(), run.into()),
+    ])
+}
+
+fn group_labels(run: &str, group: &GroupSpec) -> BTreeMap<String, String> {
+    let mut labels = run_labels(run);
+    labels.insert(GROUP_LABEL.into(), group.seq.to_string());
+    labels.insert(names::ROUND_LABEL.into(), group.round.to_string());
+    labels
+}
+
+/// Labels the Service selects and anti-affinity spreads on: exactly one group's pods.
+fn group_selector(run: &str, group: &GroupSpec) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (RUN_LABEL.into(), run.into()),
+        (GROUP_LABEL.into(), group.seq.to_string()),
+    ])
+}
+
+fn group_annotations(group: &GroupSpec) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (names::NODES_ANNOTATION.into(), group.nodes.join(",")),
+        (names::POOL_ANNOTATION.into(), group.pool.clone()),
+    ])
+}
+
+/// An owner reference to an object the API server has returned (it needs the uid).
+/// Not a controller reference and no `blockOwnerDeletion`: those need extra permissions.
+pub fn owner_reference(api_version: &str, kind: &str, meta: &ObjectMeta) -> Option<OwnerReference> {
+    Some(OwnerReference {
+        api_version: api_version.into(),
+        kind: kind.into(),
+        name: meta.name.clone()?,
+        uid: meta.uid.clone()?,
+        ..Default::default()
+    })
+}
+
+fn meta(name: String, spec: &RunSpec, owner: Option<OwnerReference>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name),
+        namespace: Some(spec.namespace.clone()),
+        labels: Some(run_labels(&spec.run)),
+        owner_references: owner.map(|o| vec![o]),
+        ..Default::default()
+    }
+}
+
+/// The anchor every other object of the run hangs from; `plan_json` says what the run is.
+pub fn anchor_config_map(spec: &RunSpec, plan_json: String) -> ConfigMap {
+    ConfigMap {
+        metadata: meta(names::anchor(&spec.run), spec, None),
+        data: Some(BTreeMap::from([("plan.json".into(), plan_json)])),
+        ..Default::default()
+    }
+}
+
+/// The rendezvous token, read by the pods as `NETCHECK_RDZV_TOKEN`.
+pub fn token_secret(spec: &RunSpec, token: &str, owner: Option<OwnerReference>) -> Secret {
+    Secret {
+        metadata: meta(names::anchor(&spec.run), spec, owner),
+        type_: Some("Opaque".into()),
+        string_data: Some(BTreeMap::from([(names::TOKEN_KEY.into(), token.into())])),
+        ..Default::default()
+    }
+}
+
+/// The headless Service giving `<job>-0.<job>` a DNS record as soon as rank 0 has an IP.
+pub fn group_service(spec: &RunSpec, group: &GroupSpec, owner: Option<OwnerReference>) -> Service {
+    let mut metadata = meta(group.name(&spec.run), spec, owner);
+    metadata.labels = Some(group_labels(&spec.run, group));
+    Service {
+        metadata,
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".into()),
+            publish_not_ready_addresses: Some(true),
+            selector: Some(group_selector(&spec.run, group)),
+            ports: Some(vec![ServicePort {
+                name: Some("rdzv".into()),
+                port: spec.port.into(),
+                target_port: Some(IntOrString::Int(spec.port.into())),
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// One Indexed Job per group: pod `i` is node rank `i`, pinned to the group's nodes by node
+/// affinity (the scheduler still checks resources) and spread one per node by anti-affinity.
+/// `backoffLimit: 0`: the first failing pod fails the Job, and the Job controller stops the
+/// others instead of leaving them waiting for a peer that is gone.
+pub fn group_job(spec: &RunSpec, group: &GroupSpec, owner: Option<OwnerReference>) -> Job {
+    let name = group.name(&spec.run);
+    let n = group.nodes.len() as i32;
+    let mut metadata = meta(name.clone(), spec, owner);
+    metadata.labels = Some(group_labels(&spec.run, group));
+    metadata.annotations = Some(group_annotations(group));
+    let mut pod_annotations = group_annotations(group);
+    // Karpenter must not consolidate a node mid-benchmark; a mesh sidecar would sit in the
+    // data path and keep the pod from completing.
+    pod_annotations.insert("karpenter.sh/do-not-disrupt".into(), "true".into());
+    pod_annotations.insert("sidecar.istio.io/inject".into(), "false".into());
+    Job {
+        metadata,
+        spec: Some(JobSpec {
+            completion_mode: Some("Indexed".into()),
+            completions: Some(n),
+            parallelism: Some(n),
+            backoff_limit: Some(0),
+            active_deadline_seconds: Some(spec.deadline_secs),
+            ttl_seconds_after_finished: spec.ttl_secs,
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(group_labels(&spec.run, group)),
+                    annotations: Some(pod_annotations),
+                    ..Default::default()
+                }),
+                spec: Some(pod_spec(spec, group, &name)),
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn pod_spec(spec: &RunSpec, group: &GroupSpec, name: &str) -> PodSpec {
+    let shm_volume = match spec.shm {
+        Shm::Memory { bytes } => Volume {
+            name: "shm".into(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".into()),
+                size_limit: Some(Quantity(format_quantity(bytes))),
+            }),
+            ..Default::default()
+        },
+        Shm::Host => Volume {
+            name: "shm".into(),
+            host_path: Some(HostPathVolumeSource {
+                path: "/dev/shm".into(),
+                type_: Some("Directory".into()),
+            }),
+            ..Default::default()
+        },
+    };
+    PodSpec {
+        subdomain: Some(name.into()),
+        restart_policy: Some("Never".into()),
+        termination_grace_period_seconds: Some(15),
+        automount_service_account_token: Some(false),
+        enable_service_links: Some(false),
+        service_account_name: spec.service_account.clone(),
+        affinity: Some(affinity(spec, group)),
+        tolerations: Some(spec.tolerations.clone()),
+        containers: vec![container(spec, group, name)],
+        volumes: Some(vec![
+            shm_volume,
+            Volume {
+                name: "results".into(),
+                empty_dir: Some(EmptyDirVolumeSource::default()),
+                ..Default::default()
+            },
+        ]),
+        ..Default::default()
+    }
+}
+
+fn affinity(spec: &RunSpec, group: &GroupSpec) -> Affinity {
+    Affinity {
+        // matchFields on metadata.name pins to the nodes without bypassing the scheduler
+        // (spec.nodeName would, and then fail on missing resources instead of waiting).
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_fields: Some(vec![NodeSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "In".into(),
+                        values: Some(group.nodes.clone()),
+                    }]),
+                    ..Default::default()
+                }],
+            }),
+            ..Default::default()
+        }),
+        pod_anti_affinity: Some(PodAntiAffinity {
+            required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+                label_selector: Some(LabelSelector {
+                    match_labels: Some(group_selector(&spec.run, group)),
+                    ..Default::default()
+                }),
+                topology_key: "kubernetes.io/hostname".into(),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The worker contract: `netcheck run --nnodes N --node-rank K --rendezvous HOST:PORT
+/// --out /results [--gpus G] [sweep flags]`, token in `NETCHECK_RDZV_TOKEN`.
+pub fn worker_args(spec: &RunSpec, group: &GroupSpec, name: &str) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--nnodes".into(),
+        group.nodes.len().to_string(),
+        "--node-rank".into(),
+        // Expanded by the kubelet from the env var below.
+        "$(NODE_RANK)".into(),
+        "--rendezvous".into(),
+        format!("{}:{}", names::rank0_host(name, &spec.namespace), spec.port),
+        "--out".into(),
+        RESULTS_DIR.into(),
+        "--gpus".into(),
+        group.resources.gpus.to_string(),
+    ];
+    if let Some(expect) = &group.expect {
+        args.extend(["--expect".into(), expect.clone()]);
+    }
+    args.extend(spec.worker_args.iter().cloned());
+    args
+}
+
+/// The `NCCL_NET` name that forces a transport (as AWS's EFA isolation test does); `None`
+/// for transports NCCL cannot be pinned to by name.
+pub fn nccl_net_for(expect: &str) -> Option<&'static str> {
+    match expect {
+        "efa" => Some("AWS Libfabric"),
+        "ib" | "roce" => Some("IB"),
+        "socket" => Some("Socket"),
+        _ => None,
+    }
+}
+
+fn container(spec: &RunSpec, group: &GroupSpec, name: &str) -> Container {
+    let field = |path: &str| EnvVarSource {
+        field_ref: Some(ObjectFieldSelector {
+            field_path: path.into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut env = vec![
+        EnvVar {
+            name: "NODE_RANK".into(),
+            value_from: Some(field(&format!(
+                "metadata.annotations['{}']",
+                names::COMPLETION_INDEX_ANNOTATION
+            ))),
+            ..Default::default()
+        },
+        EnvVar {
+            name: "NODE_NAME".into(),
+            value_from: Some(field("spec.nodeName")),
+            ..Default::default()
+        },
+        EnvVar {
+            name: "NETCHECK_RDZV_TOKEN".into(),
+            value_from: Some(EnvVarSource {
+                secret_key_ref: Some(SecretKeySelector {
+                    name: names::anchor(&spec.run),
+                    key: names::TOKEN_KEY.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+    ];
+    // A NCCL_NET the user set with --env wins over the pinned one.
+    let pinned = match (&group.expect, spec.strict_net) {
+        (Some(expect), true) if !spec.env.iter().any(|(k, _)| k == "NCCL_NET") => {
+            nccl_net_for(expect)
+        }
+        _ => None,
+    };
+    if let Some(net) = pinned {
+        env.push(EnvVar {
+            name: "NCCL_NET".into(),
+            value: Some(net.into()),
+            ..Default::default()
+        });
+    }
+    env.extend(spec.env.iter().map(|(k, v)| EnvVar {
+        name: k.clone(),
+        value: Some(v.clone()),
+        ..Default::default()
+    }));
+    let r = &group.resources;
+    let mut amounts = BTreeMap::from([
+        (GPU.to_string(), Quantity(r.gpus.to_string())),
+        (
+            "memory".to_string(),
+            Quantity(format_quantity(r.memory_bytes)),
+        ),
+    ]);
+    if r.efa > 0 {
+        amounts.insert(EFA.into(), Quantity(r.efa.to_string()));
+    }
+    if r.hugepages_bytes > 0 {
+        amounts.insert(
+            HUGEPAGES_2MI.into(),
+            Quantity(format_quantity(r.hugepages_bytes)),
+        );
+    }
+    Container {
+        name: names::CONTAINER.into(),
+        image: Some(spec.image.clone()),
+        image_pull_policy: spec.image_pull_policy.clone(),
+        command: Some(vec!["netcheck".into()]),
+        args: Some(worker_args(spec, group, name)),
+        env: Some(env),
+        ports: Some(vec![k8s_openapi::api::core::v1::ContainerPort {
+            name: Some("rdzv".into()),
+            container_port: spec.port.into(),
+            protocol: Some("TCP".into()),
+            ..Default::default()
+        }]),
+        // Requests equal limits: Kubernetes requires it for huge pages and extended resources.
+        resources: Some(ResourceRequirements {
+            limits: Some(amounts.clone()),
+            requests: Some(amounts),
+            ..Default::default()
+        }),
+        security_context: spec.ipc_lock.then(|| SecurityContext {
+            capabilities: Some(Capabilities {
+                add: Some(vec!["IPC_LOCK".into()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        volume_mounts: Some(vec![
+            VolumeMount {
+                name: "shm".into(),
+                mount_path: "/dev/shm".into(),
+                ..Default::default()
+            },
+            VolumeMount {
+                name: "results".into(),
+                mount_path: RESULTS_DIR.into(),
+                ..Default::default()
+            },
+        ]),
+        ..Default::default()
+    }
+}
+
+/// One YAML document; join them with `---` for `kubectl apply -f -`.
+pub fn to_yaml<T: serde::Serialize>(object: &T) -> String {
+    serde_saphyr::to_string(object).expect("Kubernetes objects serialize to YAML")
+}

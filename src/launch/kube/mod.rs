@@ -1,0 +1,22 @@
+//! `netcheck launch` on Kubernetes: one pod per node, running `netcheck run` against its peers
+//! through a headless Service, in the groups and rounds the planner chooses.
+//!
+//! Data flows through the files in this order:
+//! - `nodes`: preflight from Node objects (allocatable GPUs, EFA, huge pages; cordons, taints).
+//! - `names` and `manifest`: the objects of a run, built by pure functions.
+//! - `client`: the one type that talks to the API server.
+//! - `status`: where each pod is, and when a group is finished.
+//! - `collect`: rank 0's result line and the exit codes → a pair verdict; the merged record.
+//! - `launcher`: the run itself, with cleanup on errors and Ctrl-C; `dry_run`: the YAML only.
+
+pub mod client;
+pub mod collect;
+pub mod dry_run;
+pub mod launcher;
+pub mod manifest;
+pub mod names;
+pub mod nodes;
+pub mod status;
+
+pub use client::{Connect, KubeClient};
+pub use launcher::{Conclusion, Report, Selection, Settings, launch};

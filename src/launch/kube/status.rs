@@ -1,0 +1,434 @@
+//! Reading pod status: where each pod of a group is (not scheduled and why, starting, running,
+//! exited with what), and when a group is finished. Pure: the launcher polls the pods and feeds
+//! them in with the time, so every rule is unit-tested without a cluster or a clock.
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Pod;
+
+use super::names;
+
+/// Waiting reasons that will not fix themselves: the group is finished (inconclusive).
+const FATAL_WAITING: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "InvalidImageName",
+    "ErrImageNeverPull",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+    "RunContainerError",
+];
+
+/// After one pod of a group fails, how long the others get to exit (the Job controller stops
+/// them) before the group is closed with what is known.
+pub const PEER_EXIT_GRACE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodPhase {
+    /// The scheduler has not placed it; its message (e.g. `0/4 nodes are available: 1
+    /// Insufficient vpc.amazonaws.com/efa`).
+    Unscheduled {
+        message: String,
+    },
+    /// Placed, container not running yet; the kubelet's waiting reason and message.
+    Starting {
+        reason: String,
+        message: String,
+    },
+    Running,
+    Exited {
+        code: i32,
+        /// `Completed`, `Error`, `OOMKilled`, ...
+        reason: String,
+        message: String,
+    },
+}
+
+/// One pod as the launcher sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodView {
+    pub name: String,
+    /// Its Job completion index: the node rank.
+    pub index: usize,
+    pub node: Option<String>,
+    pub phase: PodPhase,
+}
+
+impl PodView {
+    pub fn from_pod(pod: &Pod) -> PodView {
+        let meta = &pod.metadata;
+        let index = meta
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(names::COMPLETION_INDEX_ANNOTATION))
+            .and_then(|i| i.parse().ok())
+            .unwrap_or(0);
+        let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+        PodView {
+            name: meta.name.clone().unwrap_or_default(),
+            index,
+            node,
+            phase: phase(pod),
+        }
+    }
+
+    pub fn exit_code(&self) -> Option<i32> {
+        match self.phase {
+            PodPhase::Exited { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+
+    /// `rank 1 (pod x on node y)`, for messages.
+    pub fn describe(&self) -> String {
+        match &self.node {
+            Some(node) => format!("rank {} on {node}", self.index),
+            None => format!("rank {} (pod {})", self.index, self.name),
+        }
+    }
+}
+
+fn phase(pod: &Pod) -> PodPhase {
+    let status = pod.status.clone().unwrap_or_default();
+    let container = status
+        .container_statuses
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.name == names::CONTAINER);
+    if let Some(state) = container.as_ref().and_then(|c| c.state.as_ref()) {
+        if let Some(t) = &state.terminated {
+            return PodPhase::Exited {
+                code: t.exit_code,
+                reason: t.reason.clone().unwrap_or_default(),
+                message: t.message.clone().unwrap_or_default(),
+            };
+        }
+        if state.running.is_some() {
+            return PodPhase::Running;
+        }
+        if let Some(w) = &state.waiting {
+            return PodPhase::Starting {
+                reason: w.reason.clone().unwrap_or_default(),
+                message: w.message.clone().unwrap_or_default(),
+            };
+        }
+    }
+    let unscheduled = status
+        .conditions
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.type_ == "PodScheduled" && c.status == "False");
+    if let Some(c) = unscheduled {
+        return PodPhase::Unscheduled {
+            message: c.message.unwrap_or_else(|| c.reason.unwrap_or_default()),
+        };
+    }
+    match status.phase.as_deref() {
+        // Deleted or evicted before the container reported: the pod's own reason.
+        Some("Failed") => PodPhase::Exited {
+            code: -1,
+            reason: status.reason.unwrap_or_else(|| "Failed".into()),
+            message: status.message.unwrap_or_default(),
+        },
+        Some("Running") => PodPhase::Running,
+        _ => PodPhase::Starting {
+            reason: "Pending".into(),
+            message: String::new(),
+        },
+    }
+}
+
+/// Why a group stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    /// Every pod exited, or one failed and the others were stopped or gave up.
+    Exited,
+    /// A pod was not scheduled within the scheduling timeout.
+    Unschedulable { pod: PodView, message: String },
+    /// A pod cannot start (image pull, bad config) or disappeared (evicted, preempted).
+    Broken { pod: PodView, message: String },
+    /// The Job created fewer pods than nodes within the scheduling timeout.
+    MissingPods { found: usize },
+    /// Running longer than the group timeout: a hang.
+    TimedOut { running_for: Duration },
+}
+
+/// Limits for one group.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub schedule: Duration,
+    pub run: Duration,
+    pub peer_exit_grace: Duration,
+}
+
+/// What the launcher remembers about a group between polls.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    pub expected: usize,
+    pub created: Instant,
+    /// When every pod had been placed and one was running.
+    pub running_since: Option<Instant>,
+    /// When the first pod exited non-zero.
+    pub failed_at: Option<Instant>,
+    /// Pods seen so far (a pod that vanishes was evicted or deleted).
+    pub seen: Vec<String>,
+}
+
+impl Tracker {
+    pub fn new(expected: usize, created: Instant) -> Tracker {
+        Tracker {
+            expected,
+            created,
+            running_since: None,
+            failed_at: None,
+            seen: vec![],
+        }
+    }
+
+    /// Looks at the group's pods at time `now`; `Some` when the group is finished.
+    pub fn update(&mut self, pods: &[PodView], now: Instant, limits: &Limits) -> Option<Finish> {
+        for p in pods {
+            if !self.seen.contains(&p.name) {
+                self.seen.push(p.name.clone());
+            }
+        }
+        if let Some(p) = pods.iter().find(|p| {
+            matches!(&p.phase, PodPhase::Starting { reason, .. } if FATAL_WAITING.contains(&reason.as_str()))
+        }) {
+            let PodPhase::Starting { reason, message } = &p.phase else { unreachable!() };
+            return Some(Finish::Broken {
+                pod: p.clone(),
+                message: format!("{reason}: {message}"),
+            });
+        }
+        let exited = pods.iter().filter(|p| p.exit_code().is_some()).count();
+        if pods.len() == self.expected && exited == self.expected {
+            return Some(Finish::Exited);
+        }
+        if pods.iter().any(|p| p.exit_code().is_some_and(|c| c != 0)) {
+            let since = *self.failed_at.get_or_insert(now);
+            // The Job controller deletes the peers of a failed pod: gone counts as stopped.
+            if exited == pods.len() || now.duration_since(since) >= limits.peer_exit_grace {
+                return Some(Finish::Exited);
+            }
+            return None;
+        }
+        let vanished = self
+            .seen
+            .iter()
+            .find(|name| !pods.iter().any(|p| &p.name == *name));
+        if let Some(name) = vanished {
+            let pod = PodView {
+                name: name.clone(),
+                index: 0,
+                node: None,
+                phase: PodPhase::Starting {
+                    reason: "Deleted".into(),
+                    message: String::new(),
+                },
+            };
+            return Some(Finish::Broken {
+                message: format!("pod `{name}` disappeared (evicted, preempted or deleted)"),
+                pod,
+            });
+        }
+        let waited = now.duration_since(self.created);
+        if let Some(p) = pods
+            .iter()
+            .find(|p| matches!(p.phase, PodPhase::Unscheduled { .. }))
+            && waited >= limits.schedule
+        {
+            let PodPhase::Unscheduled { message } = &p.phase else {
+                unreachable!()
+            };
+            return Some(Finish::Unschedulable {
+                pod: p.clone(),
+                message: message.clone(),
+            });
+        }
+        if pods.len() < self.expected {
+            return (waited >= limits.schedule)
+                .then_some(Finish::MissingPods { found: pods.len() });
+        }
+        let placed = pods
+            .iter()
+            .all(|p| !matches!(p.phase, PodPhase::Unscheduled { .. }));
+        if self.running_since.is_none()
+            && placed
+            && pods.iter().any(|p| p.phase == PodPhase::Running)
+        {
+            self.running_since = Some(now);
+        }
+        match self.running_since {
+            Some(since) if now.duration_since(since) >= limits.run => Some(Finish::TimedOut {
+                running_for: now.duration_since(since),
+            }),
+            // Placed but never running (a slow image pull): the scheduling budget applies.
+            None if placed && waited >= limits.schedule + limits.run => Some(Finish::TimedOut {
+                running_for: Duration::ZERO,
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(name: &str, index: usize, phase: PodPhase) -> PodView {
+        PodView {
+            name: name.into(),
+            index,
+            node: Some(format!("node-{index}")),
+            phase,
+        }
+    }
+
+    fn exited(code: i32) -> PodPhase {
+        PodPhase::Exited {
+            code,
+            reason: if code == 0 { "Completed" } else { "Error" }.into(),
+            message: String::new(),
+        }
+    }
+
+    const LIMITS: Limits = Limits {
+        schedule: Duration::from_secs(60),
+        run: Duration::from_secs(100),
+        peer_exit_grace: Duration::from_secs(10),
+    };
+
+    #[test]
+    fn finishes_when_every_pod_exited() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let running = [
+            view("a", 0, PodPhase::Running),
+            view("b", 1, PodPhase::Running),
+        ];
+        assert_eq!(t.update(&running, t0, &LIMITS), None);
+        let done = [view("a", 0, exited(0)), view("b", 1, exited(0))];
+        assert_eq!(
+            t.update(&done, t0 + Duration::from_secs(5), &LIMITS),
+            Some(Finish::Exited)
+        );
+    }
+
+    #[test]
+    fn a_failed_pod_waits_briefly_for_its_peer() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let half = [view("a", 0, PodPhase::Running), view("b", 1, exited(1))];
+        assert_eq!(t.update(&half, t0, &LIMITS), None);
+        assert_eq!(
+            t.update(&half, t0 + Duration::from_secs(11), &LIMITS),
+            Some(Finish::Exited)
+        );
+        // The Job controller deleted the peer: finished at once.
+        let mut t = Tracker::new(2, t0);
+        assert_eq!(t.update(&half, t0, &LIMITS), None);
+        assert_eq!(t.update(&half[1..], t0, &LIMITS), Some(Finish::Exited));
+    }
+
+    #[test]
+    fn unscheduled_pods_get_the_scheduling_timeout() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let pending = [
+            view(
+                "a",
+                0,
+                PodPhase::Unscheduled {
+                    message: "0/3 nodes are available: 1 Insufficient vpc.amazonaws.com/efa."
+                        .into(),
+                },
+            ),
+            view("b", 1, PodPhase::Running),
+        ];
+        assert_eq!(
+            t.update(&pending, t0 + Duration::from_secs(59), &LIMITS),
+            None
+        );
+        match t.update(&pending, t0 + Duration::from_secs(60), &LIMITS) {
+            Some(Finish::Unschedulable { message, pod }) => {
+                assert!(message.contains("Insufficient vpc.amazonaws.com/efa"));
+                assert_eq!(pod.index, 0);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn image_pull_errors_end_the_group_at_once() {
+        let mut t = Tracker::new(1, Instant::now());
+        let pods = [view(
+            "a",
+            0,
+            PodPhase::Starting {
+                reason: "ImagePullBackOff".into(),
+                message: "Back-off pulling image \"x\"".into(),
+            },
+        )];
+        assert!(matches!(
+            t.update(&pods, Instant::now(), &LIMITS),
+            Some(Finish::Broken { .. })
+        ));
+    }
+
+    #[test]
+    fn running_too_long_is_a_timeout() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let running = [
+            view("a", 0, PodPhase::Running),
+            view("b", 1, PodPhase::Running),
+        ];
+        assert_eq!(
+            t.update(&running, t0 + Duration::from_secs(30), &LIMITS),
+            None
+        );
+        assert!(matches!(
+            t.update(&running, t0 + Duration::from_secs(131), &LIMITS),
+            Some(Finish::TimedOut { .. })
+        ));
+    }
+
+    #[test]
+    fn a_vanished_pod_breaks_the_group() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let running = [
+            view("a", 0, PodPhase::Running),
+            view("b", 1, PodPhase::Running),
+        ];
+        t.update(&running, t0, &LIMITS);
+        assert!(matches!(
+            t.update(&running[..1], t0, &LIMITS),
+            Some(Finish::Broken { .. })
+        ));
+    }
+
+    #[test]
+    fn reads_the_kubelet_status() {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "annotations": {"batch.kubernetes.io/job-completion-index": "1"}},
+            "spec": {"nodeName": "n1", "containers": []},
+            "status": {"phase": "Failed", "containerStatuses": [{
+                "name": "netcheck", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+                "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}
+        }))
+        .unwrap();
+        let v = PodView::from_pod(&pod);
+        assert_eq!(v.index, 1);
+        assert_eq!(v.node.as_deref(), Some("n1"));
+        assert_eq!(
+            v.phase,
+            PodPhase::Exited {
+                code: 137,
+                reason: "OOMKilled".into(),
+                message: String::new()
+            }
+        );
+    }
+}
