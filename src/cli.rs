@@ -34,7 +34,7 @@ pub enum Command {
     /// Pass/fail against thresholds or a baseline, for CI.
     Gate(commands::gate::Args),
     /// Run paired benchmark pods across a Kubernetes node group.
-    Launch(commands::launch::Args),
+    Launch(Box<commands::launch::Args>),
     /// Check GPUs, NCCL, the OFI plugin, EFA devices and the environment.
     Doctor(commands::doctor::Args),
     /// Probe libfabric and measure fabric latency and bandwidth.
@@ -53,7 +53,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome> {
         Command::Ingest(args) => commands::ingest::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Gate(args) => commands::gate::run(args),
-        Command::Launch(args) => commands::launch::run(args),
+        Command::Launch(args) => commands::launch::run(*args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Fabric(args) => commands::fabric::run(args),
         Command::Check(args) => commands::check::run(args),

@@ -259,15 +259,14 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
                 .map_err(|e| usage(&format!("--toleration {e}"), "write key[=value][:effect]"))?,
         );
     }
-    if args.strict {
-        if let Some(e) = args.expect.as_deref()
-            && nccl_net_for(e).is_none()
-        {
-            return Err(usage(
-                &format!("--strict cannot pin NCCL to `{e}`"),
-                "use --strict with --expect efa, ib, roce or socket",
-            ));
-        }
+    if args.strict
+        && let Some(e) = args.expect.as_deref()
+        && nccl_net_for(e).is_none()
+    {
+        return Err(usage(
+            &format!("--strict cannot pin NCCL to `{e}`"),
+            "use --strict with --expect efa, ib, roce or socket",
+        ));
     }
     if !(0.0..1.0).contains(&args.slow_fraction) {
         return Err(usage(

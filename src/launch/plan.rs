@@ -595,7 +595,7 @@ pub fn circle_rounds(n: usize) -> Vec<Vec<(usize, usize)>> {
         return vec![];
     }
     // With an odd count a phantom slot `n` makes it even; its partner sits the round out.
-    let slots = if n % 2 == 0 { n } else { n + 1 };
+    let slots = if n.is_multiple_of(2) { n } else { n + 1 };
     let mut ring: Vec<usize> = (0..slots).collect();
     let mut rounds = Vec::with_capacity(slots - 1);
     for _ in 0..slots - 1 {

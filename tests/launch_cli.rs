@@ -1,0 +1,337 @@
+//! The `netcheck launch` binary: dry-run YAML, usage errors, no cluster (exit 3), an
+//! unreachable API server (exit 4), and whole runs against the fake API server over loopback
+//! HTTP through a kubeconfig, including Ctrl-C (SIGINT) mid-run.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::launch_fake::{Behavior, Fake, PodCtx, node};
+use crate::util::{fixture, netcheck};
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
+    let out = netcheck()
+        .args([
+            "launch",
+            "--dry-run",
+            "--nodes",
+            "n-a,n-b,n-c,n-d",
+            "--gpus-per-node",
+            "8",
+        ])
+        .args([
+            "--efa-per-node",
+            "32",
+            "--image",
+            "example.com/netcheck:1",
+            "-n",
+            "gpu",
+        ])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&yaml).unwrap();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["ConfigMap", "Secret", "Job", "Service", "Job", "Service"]
+    );
+    for d in &docs {
+        assert_eq!(d["metadata"]["namespace"], "gpu");
+        assert!(d["apiVersion"].is_string());
+    }
+    let container = &docs[2]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["resources"]["limits"]["vpc.amazonaws.com/efa"],
+        "32"
+    );
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(args.windows(2).any(|w| w == ["--nnodes", "2"]), "{args:?}");
+    assert!(yaml.starts_with("# netcheck launch --dry-run"));
+}
+
+#[test]
+fn usage_errors_say_what_to_pass() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["launch", "--image", "x"], "--nodes a,b,... or --selector"),
+        (&["launch", "--nodes", "a,b"], "deploy/Dockerfile"),
+        (
+            &["launch", "--nodes", "a", "--image", "x"],
+            "at least two nodes",
+        ),
+        (
+            &["launch", "--selector", "x=y", "--image", "x", "--dry-run"],
+            "--dry-run needs --nodes",
+        ),
+        (
+            &["launch", "--nodes", "a,b", "--image", "x", "--dry-run"],
+            "--gpus-per-node",
+        ),
+        (
+            &[
+                "launch",
+                "--nodes",
+                "a,b",
+                "--image",
+                "x",
+                "--timeout",
+                "soon",
+            ],
+            "--timeout",
+        ),
+        (
+            &[
+                "launch", "--nodes", "a,b", "--image", "x", "--memory", "lots",
+            ],
+            "--memory",
+        ),
+        (
+            &[
+                "launch",
+                "--nodes",
+                "a,b",
+                "--image",
+                "x",
+                "--toleration",
+                "k:Maybe",
+            ],
+            "--toleration",
+        ),
+        (
+            &[
+                "launch", "--nodes", "a,b", "--image", "x", "--env", "NOEQUALS",
+            ],
+            "KEY=VALUE",
+        ),
+        (
+            &[
+                "launch", "--nodes", "a,b", "--image", "x", "--strict", "--expect", "tcpx",
+            ],
+            "--strict",
+        ),
+        (
+            &[
+                "launch", "--nodes", "a,b", "--image", "x", "--run-id", "Bad_Id",
+            ],
+            "--run-id",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = netcheck().args(*args).output().unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: `{needle}` not in {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn no_kubeconfig_and_no_cluster_is_exit_3_with_what_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let out = netcheck()
+        .args(["launch", "--nodes", "a,b", "--image", "x"])
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env_remove("KUBERNETES_SERVICE_PORT")
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no Kubernetes configuration"), "{err}");
+    assert!(
+        err.contains("hint: pass --kubeconfig FILE or set KUBECONFIG"),
+        "{err}"
+    );
+
+    let out = netcheck()
+        .args([
+            "launch",
+            "--nodes",
+            "a,b",
+            "--image",
+            "x",
+            "--kubeconfig",
+            "/nonexistent/config",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("cannot read kubeconfig `/nonexistent/config`"));
+}
+
+fn kubeconfig(dir: &Path, server: &str, context: &str) -> std::path::PathBuf {
+    let path = dir.join("kubeconfig");
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: {server}\n\
+         users:\n- name: tester\n  user: {{}}\ncontexts:\n- name: {context}\n  context:\n    cluster: fake\n    user: tester\n    namespace: bench\n\
+         current-context: {context}\n"
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_unreachable_api_server_is_exit_4_and_a_wrong_context_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    // Port 1 on loopback: connection refused at once.
+    let config = kubeconfig(dir.path(), "http://127.0.0.1:1", "fake");
+    let out = netcheck()
+        .args(["launch", "--nodes", "a,b", "--image", "x", "--kubeconfig"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("cannot reach http://127.0.0.1:1"), "{err}");
+
+    let out = netcheck()
+        .args([
+            "launch",
+            "--nodes",
+            "a,b",
+            "--image",
+            "x",
+            "--context",
+            "prod",
+            "--kubeconfig",
+        ])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("kubectl config get-contexts"), "{err}");
+}
+
+fn rank0_log() -> String {
+    let record = std::fs::read_to_string(fixture("kube/worker-result.json")).unwrap();
+    let compact: Value = serde_json::from_str(&record).unwrap();
+    format!("NCCL INFO Using network AWS Libfabric\nNETCHECK_RESULT {compact}\n")
+}
+
+fn four_nodes() -> Vec<Value> {
+    (0..4)
+        .map(|i| node(&format!("node-{i}"), "g6.12xlarge", 4, 1))
+        .collect()
+}
+
+fn launch_args(config: &Path, out: &Path) -> Vec<String> {
+    [
+        "launch",
+        "--nodes",
+        "node-0,node-1,node-2,node-3",
+        "--image",
+        "registry.example/netcheck:t",
+        "--poll-interval",
+        "5ms",
+        "--schedule-timeout",
+        "5s",
+        "--timeout",
+        "30s",
+        "--run-id",
+        "cli1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        "--kubeconfig".into(),
+        config.display().to_string(),
+        "--out".into(),
+        out.display().to_string(),
+    ])
+    .collect()
+}
+
+#[test]
+fn a_run_against_the_api_server_names_the_bad_node_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::new(four_nodes(), |ctx: &PodCtx| {
+        if ctx.nodes.iter().any(|n| n == "node-2") {
+            Behavior::Exit {
+                code: 1,
+                log: "error: expected efa, NCCL used socket\n".into(),
+            }
+        } else if ctx.index == 0 {
+            Behavior::Exit {
+                code: 0,
+                log: rank0_log(),
+            }
+        } else {
+            Behavior::Exit {
+                code: 0,
+                log: String::new(),
+            }
+        }
+    });
+    let addr = fake.serve_http();
+    let config = kubeconfig(dir.path(), &format!("http://{addr}"), "fake");
+    let out_dir = dir.path().join("out");
+    let out = netcheck()
+        .args(launch_args(&config, &out_dir))
+        .output()
+        .unwrap();
+    let (stdout, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{err}"
+    );
+    assert!(stdout.contains("bad node(s): node-2"), "{stdout}");
+    assert!(err.contains("round 2 (isolation)"), "{err}");
+    assert!(out_dir.join("results.json").exists());
+    assert!(
+        fake.requests()
+            .iter()
+            .any(|r| r.starts_with("GET /api/v1/namespaces/bench/pods"))
+    );
+    assert_eq!(fake.left(), Vec::<String>::new());
+}
+
+#[test]
+fn sigint_mid_run_deletes_everything_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::new(four_nodes(), |_: &PodCtx| Behavior::Hang {
+        log: "NCCL INFO Init START\n".into(),
+    });
+    let addr = fake.serve_http();
+    let config = kubeconfig(dir.path(), &format!("http://{addr}"), "fake");
+    let bin = assert_cmd::cargo::cargo_bin("netcheck");
+    let child = std::process::Command::new(bin)
+        .args(launch_args(&config, &dir.path().join("out")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the pods run, then press Ctrl-C.
+    let start = Instant::now();
+    while !fake.requests().iter().any(|r| r.contains("/log")) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "pods never ran: {:?}",
+            fake.requests()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!fake.left().is_empty());
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_eq!(fake.left(), Vec::<String>::new());
+}

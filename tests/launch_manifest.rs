@@ -1,0 +1,210 @@
+//! The objects `launch` creates: golden YAML for two typical groups (regenerate with
+//! `NETCHECK_BLESS=1 cargo test launch_manifest` and review the diff), and properties that hold
+//! whatever the nodes are called.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use netcheck::launch::kube::manifest::{self, GroupSpec, RunSpec, Shm};
+use netcheck::launch::kube::names::{is_dns1123_label, is_label_value};
+use netcheck::launch::kube::nodes::{PodResources, default_tolerations, parse_toleration};
+use proptest::prelude::*;
+
+use crate::util::fixture;
+
+fn spec() -> RunSpec {
+    RunSpec {
+        run: "golden".into(),
+        namespace: "gpu-validation".into(),
+        image: "123456789012.dkr.ecr.us-west-2.amazonaws.com/netcheck:0.1.0".into(),
+        image_pull_policy: Some("IfNotPresent".into()),
+        port: 29400,
+        worker_args: vec![
+            "--ops".into(),
+            "all_gather,reduce_scatter".into(),
+            "--timeout".into(),
+            "5m".into(),
+        ],
+        env: vec![("NCCL_DEBUG".into(), "INFO".into())],
+        tolerations: default_tolerations(),
+        strict_net: true,
+        ipc_lock: true,
+        shm: Shm::Memory { bytes: 16 << 30 },
+        deadline_secs: 1620,
+        ttl_secs: Some(600),
+        service_account: None,
+    }
+}
+
+fn p5_pair() -> GroupSpec {
+    GroupSpec {
+        seq: 1,
+        round: 1,
+        pool: "p5.48xlarge/us-west-2a".into(),
+        nodes: vec![
+            "ip-10-1-2-3.us-west-2.compute.internal".into(),
+            "ip-10-1-2-4.us-west-2.compute.internal".into(),
+        ],
+        resources: PodResources {
+            gpus: 8,
+            efa: 32,
+            hugepages_bytes: 5120 << 20,
+            memory_bytes: 48 << 30,
+        },
+        expect: Some("efa".into()),
+    }
+}
+
+fn owner(
+    kind: &str,
+    name: &str,
+    uid: &str,
+) -> Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference> {
+    let api = if kind == "Job" { "batch/v1" } else { "v1" };
+    manifest::owner_reference(
+        api,
+        kind,
+        &ObjectMeta {
+            name: Some(name.into()),
+            uid: Some(uid.into()),
+            ..Default::default()
+        },
+    )
+}
+
+fn check_golden(name: &str, yaml: &str) {
+    let path = fixture(&format!("kube/golden/{name}"));
+    if std::env::var_os("NETCHECK_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, yaml).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (create it with NETCHECK_BLESS=1)", path.display()));
+    if expected != yaml {
+        panic!(
+            "{} differs from what the builders produce now:\n{yaml}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn golden_efa_pair() {
+    let spec = spec();
+    let group = p5_pair();
+    let docs = [
+        manifest::to_yaml(&manifest::anchor_config_map(
+            &spec,
+            r#"{"run":"golden"}"#.into(),
+        )),
+        manifest::to_yaml(&manifest::token_secret(
+            &spec,
+            "00112233445566778899aabbccddeeff",
+            owner("ConfigMap", "netcheck-golden", "uid-anchor"),
+        )),
+        manifest::to_yaml(&manifest::group_job(
+            &spec,
+            &group,
+            owner("ConfigMap", "netcheck-golden", "uid-anchor"),
+        )),
+        manifest::to_yaml(&manifest::group_service(
+            &spec,
+            &group,
+            owner("Job", "netcheck-golden-g1", "uid-job"),
+        )),
+    ];
+    check_golden("efa-pair.yaml", &docs.join("---\n"));
+}
+
+#[test]
+fn golden_full_group_without_efa() {
+    let mut spec = spec();
+    spec.strict_net = false;
+    spec.ipc_lock = false;
+    spec.shm = Shm::Host;
+    spec.ttl_secs = None;
+    spec.service_account = Some("netcheck-worker".into());
+    spec.tolerations
+        .push(parse_toleration("dedicated=gpu:NoSchedule").unwrap());
+    spec.env
+        .push(("NCCL_SOCKET_IFNAME".into(), "^lo,docker".into()));
+    let group = GroupSpec {
+        seq: 7,
+        round: 1,
+        pool: "g6.12xlarge/us-east-1b".into(),
+        nodes: vec!["gpu-a".into(), "gpu-b".into(), "gpu-c".into()],
+        resources: PodResources {
+            gpus: 4,
+            efa: 0,
+            hugepages_bytes: 0,
+            memory_bytes: 16 << 30,
+        },
+        expect: None,
+    };
+    let docs = [
+        manifest::to_yaml(&manifest::group_job(&spec, &group, None)),
+        manifest::to_yaml(&manifest::group_service(&spec, &group, None)),
+    ];
+    check_golden("full-no-efa.yaml", &docs.join("---\n"));
+}
+
+#[test]
+fn strict_mode_pins_nccl_net_unless_the_user_set_it() {
+    let job =
+        |spec: &RunSpec| serde_json::to_value(manifest::group_job(spec, &p5_pair(), None)).unwrap();
+    let env_of =
+        |v: &serde_json::Value| v["spec"]["template"]["spec"]["containers"][0]["env"].clone();
+    let pinned = env_of(&job(&spec()));
+    assert!(
+        pinned
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["name"] == "NCCL_NET" && e["value"] == "AWS Libfabric")
+    );
+    let mut own = spec();
+    own.env.push(("NCCL_NET".into(), "Socket".into()));
+    let env = env_of(&job(&own));
+    let nets: Vec<&serde_json::Value> = env
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "NCCL_NET")
+        .collect();
+    assert_eq!(nets.len(), 1);
+    assert_eq!(nets[0]["value"], "Socket");
+}
+
+proptest! {
+    /// Whatever the nodes are called (any characters, any length) and however large the run,
+    /// every name is a DNS label and every label value is valid; node names travel intact in
+    /// the annotation and the node affinity.
+    #[test]
+    fn names_are_valid_whatever_the_node_names(
+        nodes in proptest::collection::vec("\\PC{1,300}", 1..6),
+        seq in 1u32..100_000,
+        round in 1u32..10_000,
+        run in "[a-z0-9]{1,12}",
+    ) {
+        let mut spec = spec();
+        spec.run = run;
+        let group = GroupSpec { seq, round, nodes: nodes.clone(), ..p5_pair() };
+        let job = serde_json::to_value(manifest::group_job(&spec, &group, None)).unwrap();
+        let service = serde_json::to_value(manifest::group_service(&spec, &group, None)).unwrap();
+        for object in [&job, &service] {
+            let name = object["metadata"]["name"].as_str().unwrap();
+            prop_assert!(is_dns1123_label(name) && name.as_bytes()[0].is_ascii_lowercase(), "{}", name);
+            for (_, value) in object["metadata"]["labels"].as_object().unwrap() {
+                prop_assert!(is_label_value(value.as_str().unwrap()), "{}", value);
+            }
+        }
+        let template = &job["spec"]["template"];
+        for (_, value) in template["metadata"]["labels"].as_object().unwrap() {
+            prop_assert!(is_label_value(value.as_str().unwrap()));
+        }
+        let job_name = job["metadata"]["name"].as_str().unwrap();
+        let last_host = format!("{job_name}-{}", nodes.len() - 1);
+        prop_assert!(is_dns1123_label(&last_host));
+        prop_assert_eq!(template["metadata"]["annotations"]["netcheck.io/nodes"].as_str().unwrap(), nodes.join(","));
+        let values = &template["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchFields"][0]["values"];
+        prop_assert_eq!(values, &serde_json::json!(nodes));
+    }
+}
