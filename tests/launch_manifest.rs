@@ -208,3 +208,60 @@ proptest! {
         prop_assert_eq!(values, &serde_json::json!(nodes));
     }
 }
+
+/// deploy/rbac.yaml grants what the launcher checks for, and nothing more (the cluster-wide
+/// `list pods` is the one optional extra: without it preflight skips the GPUs-in-use check).
+#[test]
+fn rbac_grants_exactly_what_the_launcher_needs() {
+    use netcheck::launch::kube::client::REQUIRED_ACCESS;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let docs: Vec<serde_json::Value> = serde_saphyr::from_str_multiple(&text).unwrap();
+    // (namespaced, group, resource, verb) for every rule of the Role and the ClusterRole.
+    let mut granted = std::collections::BTreeSet::new();
+    for doc in &docs {
+        let namespaced = match doc["kind"].as_str() {
+            Some("Role") => true,
+            Some("ClusterRole") => false,
+            _ => continue,
+        };
+        for rule in doc["rules"].as_array().unwrap() {
+            for group in rule["apiGroups"].as_array().unwrap() {
+                for resource in rule["resources"].as_array().unwrap() {
+                    for verb in rule["verbs"].as_array().unwrap() {
+                        granted.insert((
+                            namespaced,
+                            group.as_str().unwrap().to_string(),
+                            resource.as_str().unwrap().to_string(),
+                            verb.as_str().unwrap().to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut needed = std::collections::BTreeSet::new();
+    for a in REQUIRED_ACCESS {
+        let resource = match a.subresource {
+            Some(sub) => format!("{}/{sub}", a.resource),
+            None => a.resource.to_string(),
+        };
+        needed.insert((
+            a.namespaced,
+            a.group.to_string(),
+            resource,
+            a.verb.to_string(),
+        ));
+    }
+    let optional = (false, String::new(), "pods".to_string(), "list".to_string());
+    let missing: Vec<_> = needed.difference(&granted).collect();
+    let extra: Vec<_> = granted
+        .difference(&needed)
+        .filter(|g| **g != optional)
+        .collect();
+    assert!(missing.is_empty(), "deploy/rbac.yaml lacks {missing:?}");
+    assert!(
+        extra.is_empty(),
+        "deploy/rbac.yaml grants more than needed: {extra:?}"
+    );
+}

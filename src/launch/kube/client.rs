@@ -66,7 +66,8 @@ impl std::fmt::Display for Access {
     }
 }
 
-/// What `netcheck launch` does with the API; deploy/rbac.yaml grants exactly this.
+/// What `netcheck launch` does with the API; deploy/rbac.yaml grants exactly this (plus the
+/// optional cluster-wide `list pods`, which only sharpens preflight).
 pub const REQUIRED_ACCESS: &[Access] = &[
     access("", "nodes", None, "list", false),
     access("", "nodes", None, "get", false),
@@ -75,7 +76,6 @@ pub const REQUIRED_ACCESS: &[Access] = &[
     access("", "configmaps", None, "list", true),
     access("", "secrets", None, "create", true),
     access("", "secrets", None, "delete", true),
-    access("", "secrets", None, "list", true),
     access("batch", "jobs", None, "create", true),
     access("batch", "jobs", None, "delete", true),
     access("batch", "jobs", None, "list", true),
@@ -355,14 +355,15 @@ impl KubeClient {
             .collect())
     }
 
-    /// Deletes every object labelled with the run, whatever created it (also objects whose
-    /// create call was cut short by Ctrl-C), and returns how many there were.
+    /// Deletes every object of the run, also those whose create call was cut short by Ctrl-C
+    /// (found by label; the Secret by its name), and returns how many were listed.
     pub async fn delete_run(&self, run: &str) -> Result<usize> {
         let selector = names::run_selector(run);
         let mut deleted = 0;
         deleted += self.delete_labelled::<Job>(&selector).await?;
         deleted += self.delete_labelled::<Service>(&selector).await?;
-        deleted += self.delete_labelled::<Secret>(&selector).await?;
+        // By name, not by listing: `list secrets` would read every Secret in the namespace.
+        self.delete::<Secret>(&names::anchor(run)).await?;
         deleted += self.delete_labelled::<ConfigMap>(&selector).await?;
         Ok(deleted)
     }

@@ -7,7 +7,8 @@
 //! - `client`: the one type that talks to the API server.
 //! - `status`: where each pod is, and when a group is finished.
 //! - `collect`: rank 0's result line and the exit codes → a pair verdict; the merged record.
-//! - `launcher`: the run itself, with cleanup on errors and Ctrl-C; `dry_run`: the YAML only.
+//! - `launcher`: the run itself, with cleanup on errors and Ctrl-C; `watch`: one round of it;
+//!   `dry_run`: the YAML only.
 
 pub mod client;
 pub mod collect;
@@ -17,6 +18,7 @@ pub mod manifest;
 pub mod names;
 pub mod nodes;
 pub mod status;
+mod watch;
 
 pub use client::{Connect, KubeClient};
 pub use launcher::{Conclusion, Report, Selection, Settings, launch};
