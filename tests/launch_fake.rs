@@ -63,8 +63,10 @@ struct State {
     script: Arc<Script>,
     /// (resource, verb) pairs the SelfSubjectAccessReview denies.
     denied: Vec<(String, String)>,
-    /// (method, path fragment, status): answer matching requests with this error.
-    fail: Option<(Method, String, u16)>,
+    /// (method, path fragment, status, times): answer matching requests with this error.
+    fail: Option<(Method, String, u16, u32)>,
+    /// Admission refuses every pod a Job creates, with this message.
+    refuse_pods: Option<String>,
     /// GPUs requested by other workloads' pods, per node.
     busy_gpus: BTreeMap<String, u32>,
     requests: Vec<String>,
@@ -106,6 +108,7 @@ impl Fake {
                 script: Arc::new(script),
                 denied: vec![],
                 fail: None,
+                refuse_pods: None,
                 busy_gpus: BTreeMap::new(),
                 requests: vec![],
                 created: vec![],
@@ -120,8 +123,14 @@ impl Fake {
         self.state().denied.push((resource.into(), verb.into()));
     }
 
-    pub fn fail_on(&self, method: Method, path_fragment: &str, status: u16) {
-        self.state().fail = Some((method, path_fragment.into(), status));
+    /// Answers the next `times` requests matching `method` and `path_fragment` with `status`.
+    pub fn fail_on(&self, method: Method, path_fragment: &str, status: u16, times: u32) {
+        self.state().fail = Some((method, path_fragment.into(), status, times));
+    }
+
+    /// Jobs create no pods; each gets a FailedCreate event with `message`.
+    pub fn refuse_pods(&self, message: &str) {
+        self.state().refuse_pods = Some(message.into());
     }
 
     pub fn busy(&self, node: &str, gpus: u32) {
@@ -226,10 +235,12 @@ impl Fake {
             .collect();
         let mut s = self.state();
         s.requests.push(format!("{method} {}", uri));
-        if let Some((m, fragment, code)) = &s.fail
+        if let Some((m, fragment, code, times)) = &mut s.fail
             && m == method
             && path.contains(fragment.as_str())
+            && *times > 0
         {
+            *times -= 1;
             return error(*code, "injected failure");
         }
         let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
@@ -489,6 +500,12 @@ impl State {
             .split(',')
             .map(str::to_string)
             .collect();
+        if let Some(message) = &self.refuse_pods {
+            let mut e = event(job_name, "FailedCreate", message);
+            e["involvedObject"]["kind"] = json!("Job");
+            self.events.push(e);
+            return;
+        }
         let template = &job["spec"]["template"];
         for (index, node) in nodes.iter().enumerate() {
             let behavior = (self.script)(&PodCtx {

@@ -461,7 +461,7 @@ async fn an_api_error_mid_run_cleans_up_what_was_created() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(2);
     let fake = Fake::new(nodes, script(&[]));
-    fake.fail_on(Method::POST, "/services", 500);
+    fake.fail_on(Method::POST, "/services", 500, u32::MAX);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let err = run(&fake, &settings(dir.path(), &names)).await.unwrap_err();
 
@@ -655,4 +655,60 @@ async fn ring_and_full_modes() {
     let args = job["spec"]["template"]["spec"]["containers"][0]["args"].clone();
     assert_eq!(args[2], "4", "--nnodes 4");
     assert_eq!(report.conclusion(), Conclusion::Pass);
+}
+
+#[tokio::test]
+async fn refused_pods_are_reported_from_the_jobs_events_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, names) = g6(2);
+    let fake = Fake::new(nodes, script(&[]));
+    let refusal = "Error creating: pods \"netcheck-t1-g1-0-x\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"netcheck\" must not include \"IPC_LOCK\" in securityContext.capabilities.add)";
+    fake.refuse_pods(refusal);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut s = settings(dir.path(), &names);
+    s.limits.schedule = Duration::from_secs(30);
+    let started = std::time::Instant::now();
+    let report = run(&fake, &s).await.unwrap();
+
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "did not wait for the scheduling timeout"
+    );
+    let pair = &report.record.pairs[0];
+    assert_eq!(pair.status, "error");
+    let message = pair.message.as_ref().unwrap();
+    assert!(
+        message.starts_with("the Job created 0 of 2 pods [event FailedCreate: Error creating"),
+        "{message}"
+    );
+    assert!(message.contains("IPC_LOCK"), "{message}");
+    assert_eq!(report.conclusion(), Conclusion::Inconclusive);
+    assert_eq!(fake.left(), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn a_few_failed_pod_listings_do_not_end_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, names) = g6(2);
+    let fake = Fake::new(nodes, script(&[]));
+    fake.fail_on(Method::GET, "/namespaces/bench/pods", 503, 3);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    // The fake's pods only move when the pods are listed: limits long enough for the retries.
+    let mut s = settings(dir.path(), &names);
+    s.limits.schedule = Duration::from_secs(20);
+    s.limits.run = Duration::from_secs(20);
+    let report = run(&fake, &s).await.unwrap();
+    assert_eq!(
+        report.conclusion(),
+        Conclusion::Pass,
+        "{:?}",
+        report.record.pairs
+    );
+    let failed_lists = fake
+        .requests()
+        .iter()
+        .filter(|r| r.starts_with("GET /api/v1/namespaces/bench/pods?"))
+        .count();
+    assert!(failed_lists >= 4, "the listing was retried");
+    assert_eq!(fake.left(), Vec::<String>::new());
 }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
@@ -17,6 +17,14 @@ use super::names;
 use super::status::{Finish, PodPhase, PodView, Tracker};
 use crate::error::Result;
 use crate::launch::plan::Group;
+
+/// Log streams followed at once: each holds an HTTP connection (and a file descriptor) open.
+/// Pods beyond this are read once their group is finished; only a pod deleted by the Job
+/// controller before that (the peer of a failed pod) then loses its log.
+const MAX_FOLLOWERS: usize = 256;
+
+/// Consecutive failed pod listings tolerated before the run gives up.
+const MAX_LIST_ERRORS: u32 = 5;
 
 /// A pod's log as it is written, kept in memory: the only copy once the Job controller
 /// deletes a pod whose peer failed. Stops following when dropped.
@@ -61,6 +69,8 @@ struct Active {
     spec: GroupSpec,
     name: String,
     tracker: Tracker,
+    /// When the Job's events were last read while it had no pods.
+    events_checked: Option<Instant>,
     /// Last view of every pod seen, by name (pods deleted by the Job controller stay here).
     known: BTreeMap<String, PodView>,
     followers: HashMap<String, Follower>,
@@ -82,15 +92,35 @@ pub(super) async fn watch_round(
             name: g.name(&settings.spec.run),
             spec: g.clone(),
             tracker: Tracker::new(g.nodes.len(), started),
+            events_checked: None,
             known: BTreeMap::new(),
             followers: HashMap::new(),
             done: None,
         })
         .collect();
     let selector = names::run_selector(&settings.spec.run);
+    // A Job whose pods are refused (Pod Security, quota, webhook) says so in its events long
+    // before the scheduling timeout; look after a tenth of it (at most every 5 s).
+    let events_after = (settings.limits.schedule / 10).min(Duration::from_secs(5));
+    let mut list_errors = 0;
     loop {
-        let pods = client.pods(&selector).await?;
+        let pods = match client.pods(&selector).await {
+            Ok(pods) => {
+                list_errors = 0;
+                pods
+            }
+            Err(e) if list_errors < MAX_LIST_ERRORS => {
+                list_errors += 1;
+                // Back off from the poll interval: 2, 4, 8, 10, 10 s by default.
+                let wait = (settings.poll * 2u32.pow(list_errors)).min(Duration::from_secs(10));
+                say(settings, &format!("warning: {e}; retrying in {}s", wait.as_secs()));
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let now = Instant::now();
+        let mut following: usize = active.iter().map(|a| a.followers.len()).sum();
         for group in active.iter_mut().filter(|a| a.done.is_none()) {
             let seq = group.spec.seq.to_string();
             let views: Vec<PodView> = pods
@@ -106,14 +136,32 @@ pub(super) async fn watch_round(
                 .collect();
             for v in &views {
                 let started = matches!(v.phase, PodPhase::Running | PodPhase::Exited { .. });
-                if started && !group.followers.contains_key(&v.name) {
+                if started && !group.followers.contains_key(&v.name) && following < MAX_FOLLOWERS {
+                    following += 1;
                     group
                         .followers
                         .insert(v.name.clone(), Follower::start(client, &v.name));
                 }
                 group.known.insert(v.name.clone(), v.clone());
             }
-            if let Some(finish) = group.tracker.update(&views, now, &settings.limits) {
+            let mut finish = group.tracker.update(&views, now, &settings.limits);
+            if finish.is_none()
+                && views.is_empty()
+                && now.duration_since(started) >= events_after
+                && group
+                    .events_checked
+                    .is_none_or(|t| now.duration_since(t) >= events_after)
+            {
+                group.events_checked = Some(now);
+                let refused = client
+                    .warnings("Job", &group.name)
+                    .await
+                    .unwrap_or_default();
+                if refused.iter().any(|w| w.starts_with("FailedCreate")) {
+                    finish = Some(Finish::MissingPods { found: 0 });
+                }
+            }
+            if let Some(finish) = finish {
                 let judged = finish_group(client, settings, group, &finish).await?;
                 say(settings, &progress_line(&judged));
                 shared
