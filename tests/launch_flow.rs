@@ -666,12 +666,13 @@ async fn refused_pods_are_reported_from_the_jobs_events_without_waiting() {
     fake.refuse_pods(refusal);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut s = settings(dir.path(), &names);
-    s.limits.schedule = Duration::from_secs(30);
+    // The events are read after a tenth of the scheduling timeout.
+    s.limits.schedule = Duration::from_secs(3);
     let started = std::time::Instant::now();
     let report = run(&fake, &s).await.unwrap();
 
     assert!(
-        started.elapsed() < Duration::from_secs(10),
+        started.elapsed() < Duration::from_secs(2),
         "did not wait for the scheduling timeout"
     );
     let pair = &report.record.pairs[0];

@@ -113,7 +113,10 @@ pub(super) async fn watch_round(
                 list_errors += 1;
                 // Back off from the poll interval: 2, 4, 8, 10, 10 s by default.
                 let wait = (settings.poll * 2u32.pow(list_errors)).min(Duration::from_secs(10));
-                say(settings, &format!("warning: {e}; retrying in {}s", wait.as_secs()));
+                say(
+                    settings,
+                    &format!("warning: {e}; retrying in {}s", wait.as_secs()),
+                );
                 tokio::time::sleep(wait).await;
                 continue;
             }
