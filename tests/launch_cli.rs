@@ -335,3 +335,91 @@ fn sigint_mid_run_deletes_everything_and_exits_130() {
     assert!(err.contains("interrupted"), "{err}");
     assert_eq!(fake.left(), Vec::<String>::new());
 }
+
+/// The command line each pod runs is one `netcheck run` accepts: it gets past argument parsing
+/// (exit 3 without a GPU here; on a GPU host, node rank 1 gives up on the unresolvable
+/// rendezvous after its 2 s timeout). Exit 2 would mean the launcher and the worker disagree.
+#[test]
+fn the_pod_command_line_is_accepted_by_netcheck_run() {
+    use netcheck::launch::kube::manifest::{self, GroupSpec, RunSpec, Shm};
+    use netcheck::launch::kube::nodes::{PodResources, default_tolerations};
+    let spec = RunSpec {
+        run: "contract".into(),
+        namespace: "ns".into(),
+        image: "x".into(),
+        image_pull_policy: None,
+        port: 29400,
+        worker_args: [
+            "--ops",
+            "all_gather,reduce_scatter",
+            "--min-bytes",
+            "1K",
+            "--max-bytes",
+            "1M",
+        ]
+        .into_iter()
+        .chain([
+            "--iters",
+            "5",
+            "--warmup",
+            "1",
+            "--dtype",
+            "float32",
+            "--timeout",
+            "2s",
+        ])
+        .map(str::to_string)
+        .collect(),
+        env: vec![],
+        tolerations: default_tolerations(),
+        strict_net: true,
+        ipc_lock: true,
+        shm: Shm::Memory { bytes: 1 << 30 },
+        deadline_secs: 60,
+        ttl_secs: None,
+        service_account: None,
+    };
+    let group = GroupSpec {
+        seq: 1,
+        round: 1,
+        pool: "p".into(),
+        nodes: vec!["a".into(), "b".into()],
+        resources: PodResources {
+            gpus: 1,
+            efa: 1,
+            hugepages_bytes: 0,
+            memory_bytes: 1 << 30,
+        },
+        expect: Some("efa".into()),
+    };
+    let job = manifest::group_job(&spec, &group, None);
+    let container = &job.spec.unwrap().template.spec.unwrap().containers[0];
+    assert_eq!(
+        container.command.as_deref(),
+        Some(&["netcheck".to_string()][..])
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let args: Vec<String> = container
+        .args
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|a| match a.as_str() {
+            "$(NODE_RANK)" => "1".to_string(),
+            "/results" => dir.path().display().to_string(),
+            _ => a,
+        })
+        .collect();
+    let out = netcheck()
+        .args(&args)
+        .env("NETCHECK_RDZV_TOKEN", "0123456789abcdef")
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "netcheck run rejected the pod's arguments {args:?}: {err}"
+    );
+    assert!(!err.contains("unexpected argument"), "{err}");
+}
