@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Outcome, Result};
+use crate::logscan::{self, Options, Transport, Verdict};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -18,6 +19,30 @@ pub struct Args {
     pub format: String,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("analyze"))
+pub fn run(args: Args) -> Result<Outcome> {
+    let expect = match args.expect.as_str() {
+        "any" => None,
+        name => Some(name.parse::<Transport>().map_err(Error::usage)?),
+    };
+    let logs = if args.logs.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.logs
+    };
+    let analysis = logscan::analyze_paths(&logs, &Options { expect })?;
+    let rendered = match args.format.as_str() {
+        "json" => {
+            let mut json = serde_json::to_string_pretty(&analysis)
+                .map_err(|e| Error::infra(format!("cannot encode the analysis as JSON: {e}")))?;
+            json.push('\n');
+            json
+        }
+        "markdown" => logscan::render::markdown(&analysis),
+        _ => logscan::render::text(&analysis),
+    };
+    crate::output::stdout(&rendered).map_err(|e| Error::write("<stdout>", e))?;
+    Ok(match analysis.verdict {
+        Verdict::Fail => Outcome::Fail,
+        Verdict::Pass | Verdict::Warn => Outcome::Pass,
+    })
 }

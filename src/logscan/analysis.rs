@@ -19,6 +19,12 @@ pub struct Analysis {
     pub per_rank: Vec<RankSummary>,
     pub findings: Vec<Finding>,
     pub verdict: Verdict,
+    /// Host names the log shows (NCCL's prefix or nccl-tests' rank table), sorted.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// `--expect`, when one was given.
+    #[serde(default)]
+    pub expected: Option<Transport>,
 }
 
 /// What carried traffic between nodes. `none`: only intra-node traffic; `unknown`: the logs
@@ -70,6 +76,26 @@ pub struct RankSummary {
     pub nics: Option<u32>,
     /// The last initialisation phase this rank reached (for hangs).
     pub last_phase: Option<String>,
+    /// Wrapper tag (`[1,3]`, `[rank3]`, ...) identifying the rank when NCCL's `host:pid` is
+    /// missing from the log.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// `cudaDriverVersion`, e.g. `13000`.
+    #[serde(default)]
+    pub cuda_driver: Option<String>,
+    /// aws-ofi-nccl's fabric (`efa`, `efa-direct`), 1.14+.
+    #[serde(default)]
+    pub ofi_fabric: Option<String>,
+    /// IB/RoCE devices NCCL listed, as `mlx5_0/IB`.
+    #[serde(default)]
+    pub net_devices: Vec<String>,
+    /// Whether this rank's network connections used GPUDirect RDMA (`/GDRDMA`); null without
+    /// network connections.
+    #[serde(default)]
+    pub gdr: Option<bool>,
+    /// The largest `nNodes` of the communicators this rank joined (NCCL 2.20+).
+    #[serde(default)]
+    pub nodes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
@@ -105,4 +131,45 @@ pub enum Verdict {
     Pass,
     Warn,
     Fail,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Warn => "warn",
+            Verdict::Fail => "fail",
+        }
+    }
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warn => "warn",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+
+    /// Parses the names used in JSON and by `--expect` (`efa`, `ib`, `roce`, `socket`, ...).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let all = [
+            Transport::Efa,
+            Transport::Ib,
+            Transport::Roce,
+            Transport::Socket,
+            Transport::Tcpx,
+            Transport::Other,
+            Transport::None,
+            Transport::Unknown,
+        ];
+        all.into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| format!("unknown transport `{s}`"))
+    }
 }

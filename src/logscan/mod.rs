@@ -1,6 +1,42 @@
-//! NCCL / aws-ofi-nccl log analysis: strip wrapper prefixes → classify lines into events →
-//! fold events into per-rank and per-communicator facts → rules → findings and a verdict.
+//! NCCL / aws-ofi-nccl log analysis: which transport carried inter-node traffic, whether NCCL
+//! fell back to TCP sockets, and why — with the log lines that show it.
+//!
+//! The pipeline, one module per step, in data-flow order:
+//! 1. `input`  — open files / `.gz` / stdin, read bounded lines (bytes, lossy UTF-8).
+//! 2. `prefix` — find `NCCL INFO`/`NCCL WARN` records anywhere in a line and parse NCCL's
+//!    `host:pid:tid [dev]` to their left, whatever wrapper (mpirun, srun, Ray, kubectl...) is
+//!    further left.
+//! 3. `event` (+ `net_lines`) — classify each message into an event, or ignore it.
+//! 4. `facts`  — fold events into per-process, per-rank and per-communicator facts, each with
+//!    the line that showed it; every collection is capped.
+//! 5. `transport` — decide `inter_node_transport`, `socket_fallback` and `gdr` exactly as
+//!    DESIGN.md's Analysis contract defines them; `rules` — findings and the verdict.
+//! 6. `render` — text and Markdown (JSON is the `Analysis` itself).
+//!
+//! # Entry points
+//!
+//! - [`analyze_reader`]`(reader, source_name, &Options) -> io::Result<Analysis>`: one stream
+//!   (plain or gzip). `source_name` labels the evidence (`<stdin>`, a file name, a pod name).
+//! - [`Analyzer`]: several sources as one job — `Analyzer::new(options)`, then
+//!   `feed(reader, name)` per rank log (what `run` does with one file per rank) or per pod log
+//!   (`launch`), or `feed_path(path)`, then `finish() -> Analysis`.
+//! - [`analyze_paths`]`(&[PathBuf], &Options) -> Result<Analysis>`: files (`-` = stdin);
+//!   a missing or unreadable file is `Error::Read` naming it (exit 2).
+//! - [`render::text`] / [`render::markdown`]: human output.
+//!
+//! Memory stays bounded whatever the input size, and no input makes it panic: binary garbage
+//! yields `inter_node_transport: unknown`.
 
 mod analysis;
+mod event;
+mod facts;
+mod input;
+mod net_lines;
+mod prefix;
+pub mod render;
+mod rules;
+mod scan;
+mod transport;
 
 pub use analysis::*;
+pub use scan::{Analyzer, Options, analyze_paths, analyze_reader};

@@ -1,0 +1,626 @@
+//! Step 3 of the pipeline: fold events into what we know per process (`host:pid`), per rank
+//! (a process's CUDA device) and per communicator.
+//!
+//! Selection facts (NCCL version, plugin, provider, NICs) belong to a process: one process can
+//! drive several GPUs (nccl-tests `-g 2`). Connections and communicator membership belong to a
+//! rank. Every collection is capped so memory stays bounded whatever the input: the first
+//! evidence for a fact is kept, later repeats only count.
+
+use std::collections::HashMap;
+
+use super::analysis::Evidence;
+use super::event::{Conn, Event, IbDevice, InitLine, OfiEvent};
+
+/// Upper bounds that keep memory flat on huge or hostile inputs.
+pub const MAX_PROCESSES: usize = 16_384;
+pub const MAX_EVIDENCE: usize = 5;
+const MAX_CONNECTION_KINDS: usize = 16;
+const MAX_OPEN_INITS: usize = 64;
+const MAX_COMM_GROUPS: usize = 4_096;
+const MAX_RANKS_PER_GROUP: usize = 1_024;
+const MAX_LIST: usize = 64;
+const MAX_TEXT: usize = 400;
+
+/// Where a line came from; turned into `Evidence` only when a fact needs it.
+#[derive(Clone, Copy)]
+pub struct Seen<'a> {
+    pub source: &'a str,
+    pub line: u64,
+    pub text: &'a str,
+}
+
+impl Seen<'_> {
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            source: self.source.to_string(),
+            line: self.line,
+            text: truncate(self.text.trim_end(), MAX_TEXT).to_string(),
+        }
+    }
+}
+
+pub fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The first few pieces of evidence for something, and how often it happened in total.
+#[derive(Debug, Default, Clone)]
+pub struct EvidenceList {
+    pub items: Vec<Evidence>,
+    pub total: u64,
+}
+
+impl EvidenceList {
+    pub fn push(&mut self, seen: &Seen) {
+        self.total += 1;
+        if self.items.len() < MAX_EVIDENCE {
+            self.items.push(seen.evidence());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+}
+
+/// A fact and the line that first showed it.
+#[derive(Debug, Clone)]
+pub struct Fact<T> {
+    pub value: T,
+    pub evidence: Evidence,
+}
+
+fn set_once<T>(slot: &mut Option<Fact<T>>, value: T, seen: &Seen) {
+    if slot.is_none() {
+        *slot = Some(Fact {
+            value,
+            evidence: seen.evidence(),
+        });
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginFailure {
+    /// `NCCL_NET_PLUGIN` named a library that could not be loaded.
+    RequestedNotFound,
+    /// The library has no usable `ncclNetPlugin_*` symbols.
+    Incompatible,
+    /// aws-ofi-nccl found no usable libfabric provider.
+    OfiProviderMissing,
+    /// aws-ofi-nccl gave up initialising.
+    OfiInitFailed,
+    /// 2.28+: `Failed to initialize NET plugin X` for an external plugin (or IB with devices).
+    InitFailed,
+    /// `Failed to initialize any NET plugin`.
+    NoneUsable,
+}
+
+#[derive(Debug, Default)]
+pub struct Process {
+    pub host: Option<String>,
+    pub pid: Option<u32>,
+    /// The wrapper's tag when NCCL's `host:pid` was missing.
+    pub tag: Option<String>,
+    pub version: Option<Fact<String>>,
+    pub cuda_driver: Option<String>,
+    pub requested_plugin: Option<Fact<String>>,
+    pub loaded_plugin: Option<Fact<String>>,
+    pub plugin_failures: Vec<(PluginFailure, Evidence)>,
+    /// Network modules that initialised (2.27+), e.g. `Socket`, `Libfabric`.
+    pub initialized: Vec<String>,
+    pub ib_devices: Vec<IbDevice>,
+    pub ib_devices_evidence: Option<Evidence>,
+    pub ib_no_device: bool,
+    pub ib_init_failed: Option<Evidence>,
+    pub verbs_missing: Option<Evidence>,
+    pub socket_interfaces: Option<Fact<Vec<String>>>,
+    pub bootstrap_interface: Option<Fact<String>>,
+    pub env: Vec<(String, Fact<String>)>,
+    pub ofi_version: Option<String>,
+    pub ofi_provider: Option<Fact<String>>,
+    pub ofi_fabric: Option<String>,
+    pub ofi_nics: Option<u32>,
+    pub ofi_gdr_off: Option<Evidence>,
+    pub efa_runtime: Option<Evidence>,
+    pub tuner_probe: Option<Evidence>,
+    /// Any line about choosing or initialising a network: we know what NCCL tried.
+    pub net_init_seen: bool,
+    pub ranks: Vec<usize>,
+}
+
+impl Process {
+    pub fn env(&self, var: &str) -> Option<&Fact<String>> {
+        self.env
+            .iter()
+            .find(|(name, _)| name == var)
+            .map(|(_, fact)| fact)
+    }
+
+    /// `host:pid`, `host`, or the wrapper tag: how people will recognise this process.
+    pub fn label(&self) -> String {
+        match (&self.host, self.pid, &self.tag) {
+            (Some(host), Some(pid), _) => format!("{host}:{pid}"),
+            (_, _, Some(tag)) => tag.clone(),
+            _ => "(no host in log)".to_string(),
+        }
+    }
+}
+
+/// How far a rank got; later phases compare greater. The last phase a rank logged is where
+/// it stopped if it hangs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Phase {
+    #[default]
+    Started,
+    NetInit,
+    InitStart,
+    Topology,
+    Connecting,
+    InitComplete,
+    Connected,
+    Destroyed,
+    Error,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Started => "started",
+            Phase::NetInit => "net-init",
+            Phase::InitStart => "init-start (bootstrap)",
+            Phase::Topology => "topology",
+            Phase::Connecting => "connecting",
+            Phase::InitComplete => "init-complete",
+            Phase::Connected => "connected",
+            Phase::Destroyed => "destroyed",
+            Phase::Error => "error",
+        }
+    }
+}
+
+/// One kind of connection a rank made, e.g. `NET/Socket` or `P2P/CUMEM`.
+#[derive(Debug, Clone)]
+pub struct ConnSeen {
+    pub label: String,
+    /// For NET and CollNet: the network name as NCCL printed it.
+    pub network: Option<String>,
+    pub gdr: bool,
+    pub count: u64,
+    pub evidence: Evidence,
+}
+
+impl ConnSeen {
+    pub fn is_network(&self) -> bool {
+        self.network.is_some()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct OpenInit {
+    pub comm: String,
+    pub comm_id: Option<String>,
+    pub nranks: Option<u32>,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Default)]
+pub struct Rank {
+    pub process: usize,
+    pub dev: Option<u32>,
+    /// NCCL rank in the largest communicator this rank joined.
+    pub rank: Option<u32>,
+    pub world: u32,
+    pub network: Option<Fact<String>>,
+    pub conns: Vec<ConnSeen>,
+    pub max_nnodes: Option<Fact<u32>>,
+    /// Joined a communicator with more than one rank.
+    pub multi_rank_comm: bool,
+    pub phase: Phase,
+    pub phase_evidence: Option<Evidence>,
+    pub open_inits: Vec<OpenInit>,
+    pub completed_inits: u64,
+    pub ring_gdr: Option<bool>,
+}
+
+/// Ranks that logged `Init START` for one `commId` (2.19+), to spot ranks that never joined.
+#[derive(Debug, Default)]
+pub struct CommGroup {
+    pub nranks: Option<u32>,
+    pub ranks: Vec<usize>,
+    pub completed: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Facts {
+    pub sources: Vec<String>,
+    pub processes: Vec<Process>,
+    pub ranks: Vec<Rank>,
+    process_index: HashMap<String, usize>,
+    pub groups: HashMap<String, CommGroup>,
+    /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).
+    pub job_versions: Vec<Fact<String>>,
+    pub header_hosts: Vec<String>,
+    pub warnings: EvidenceList,
+    pub errors: EvidenceList,
+    pub no_net_plugin: EvidenceList,
+    pub timeouts: EvidenceList,
+    pub libfabric_warnings: EvidenceList,
+    pub nccl_records: u64,
+    /// A cap was hit: some processes or details were not tracked.
+    pub capped: bool,
+}
+
+impl Facts {
+    /// The rank for a record. `key` identifies the process: NCCL's `host:pid` when the prefix
+    /// has it, else the source and the wrapper's `tag`. `None` once the process cap is reached.
+    pub fn rank_for(
+        &mut self,
+        key: &str,
+        tag: Option<&str>,
+        host: Option<&str>,
+        pid: Option<u32>,
+        dev: Option<u32>,
+    ) -> Option<usize> {
+        let process = match self.process_index.get(key) {
+            Some(&index) => index,
+            None => {
+                if self.processes.len() >= MAX_PROCESSES {
+                    self.capped = true;
+                    return None;
+                }
+                let index = self.processes.len();
+                self.processes.push(Process {
+                    host: host.map(str::to_string),
+                    pid,
+                    tag: tag.map(str::to_string),
+                    ..Process::default()
+                });
+                self.process_index.insert(key.to_string(), index);
+                index
+            }
+        };
+        let ranks = &self.processes[process].ranks;
+        if let Some(&rank) = ranks.iter().find(|&&r| self.ranks[r].dev == dev) {
+            return Some(rank);
+        }
+        if ranks.len() >= MAX_LIST {
+            self.capped = true;
+            return None;
+        }
+        let rank = self.ranks.len();
+        self.ranks.push(Rank {
+            process,
+            dev,
+            ..Rank::default()
+        });
+        self.processes[process].ranks.push(rank);
+        Some(rank)
+    }
+
+    /// Folds one event seen on `rank`.
+    pub fn apply(&mut self, rank: usize, event: Event, seen: &Seen) {
+        self.nccl_records += 1;
+        let process = self.ranks[rank].process;
+        if let Some(phase) = phase_of(&event) {
+            self.set_phase(rank, phase, seen);
+        }
+        let p = &mut self.processes[process];
+        match event {
+            Event::Version(version) => set_once(&mut p.version, version.to_string(), seen),
+            Event::CudaDriver(driver) => {
+                p.cuda_driver.get_or_insert_with(|| driver.to_string());
+            }
+            Event::PluginRequested(name) => {
+                p.net_init_seen = true;
+                set_once(&mut p.requested_plugin, name.to_string(), seen);
+            }
+            Event::PluginNotFound => {
+                p.net_init_seen = true;
+                // Routine unless a plugin was asked for by name (and it is not "none").
+                let requested = p.requested_plugin.as_ref().map(|f| f.value.as_str());
+                if requested.is_some_and(|name| !name.is_empty() && name != "none") {
+                    push_failure(p, PluginFailure::RequestedNotFound, seen);
+                }
+            }
+            Event::PluginLoaded(name) => {
+                p.net_init_seen = true;
+                set_once(&mut p.loaded_plugin, name.to_string(), seen);
+            }
+            Event::PluginIncompatible => push_failure(p, PluginFailure::Incompatible, seen),
+            Event::NetInitialized(name) => {
+                p.net_init_seen = true;
+                if p.initialized.len() < MAX_LIST && !p.initialized.iter().any(|n| n == name) {
+                    p.initialized.push(name.to_string());
+                }
+            }
+            Event::NetInitFailed(name) => {
+                p.net_init_seen = true;
+                if name == "IB" || name == "Socket" {
+                    // NCCL's routine probe of its built-in IB on a host without IB is not a
+                    // try; whether IB devices were listed decides later.
+                    p.ib_init_failed.get_or_insert_with(|| seen.evidence());
+                } else {
+                    push_failure(p, PluginFailure::InitFailed, seen);
+                }
+            }
+            Event::NoNetPlugin => {
+                push_failure(p, PluginFailure::NoneUsable, seen);
+                self.no_net_plugin.push(seen);
+            }
+            Event::UsingNetwork(name) => {
+                p.net_init_seen = true;
+                let r = &mut self.ranks[rank];
+                match &mut r.network {
+                    // `Using network` follows `Assigned NET plugin`; the last one wins.
+                    Some(fact) if fact.value != name => {
+                        *fact = Fact {
+                            value: name.to_string(),
+                            evidence: seen.evidence(),
+                        }
+                    }
+                    Some(_) => {}
+                    None => {
+                        r.network = Some(Fact {
+                            value: name.to_string(),
+                            evidence: seen.evidence(),
+                        })
+                    }
+                }
+            }
+            Event::IbDevices(devices) => {
+                p.net_init_seen = true;
+                if !devices.is_empty() && p.ib_devices.is_empty() {
+                    p.ib_devices = devices;
+                    p.ib_devices_evidence = Some(seen.evidence());
+                }
+            }
+            Event::IbNoDevice => {
+                p.net_init_seen = true;
+                p.ib_no_device = true;
+            }
+            Event::VerbsMissing => {
+                p.verbs_missing.get_or_insert_with(|| seen.evidence());
+            }
+            Event::SocketInterfaces(names) => {
+                p.net_init_seen = true;
+                let names = names.into_iter().map(str::to_string).collect();
+                set_once(&mut p.socket_interfaces, names, seen);
+            }
+            Event::BootstrapInterface(name) => {
+                set_once(&mut p.bootstrap_interface, name.to_string(), seen)
+            }
+            Event::GdrNic { .. } => {}
+            Event::Ofi(ofi) => self.apply_ofi(process, ofi, seen),
+            Event::Env { var, value } => {
+                if p.env.len() < MAX_LIST && p.env(var).is_none() {
+                    let fact = Fact {
+                        value: value.to_string(),
+                        evidence: seen.evidence(),
+                    };
+                    p.env.push((var.to_string(), fact));
+                }
+            }
+            Event::Connection(conn) => self.add_connection(rank, conn, seen),
+            Event::Nvls => {
+                let conn = ConnSeen {
+                    label: "NVLS".into(),
+                    network: None,
+                    gdr: false,
+                    count: 0,
+                    evidence: seen.evidence(),
+                };
+                add_conn(&mut self.ranks[rank], conn, &mut self.capped);
+            }
+            Event::CommNodes {
+                rank: number,
+                nranks,
+                nnodes,
+                ..
+            } => {
+                let r = &mut self.ranks[rank];
+                if nranks > 1 {
+                    r.multi_rank_comm = true;
+                }
+                if nranks >= r.world.max(1) {
+                    r.world = nranks;
+                    r.rank = Some(number);
+                }
+                if nranks > 1 && r.max_nnodes.as_ref().is_none_or(|f| nnodes > f.value) {
+                    r.max_nnodes = Some(Fact {
+                        value: nnodes,
+                        evidence: seen.evidence(),
+                    });
+                }
+            }
+            Event::InitStart(init) => self.init_started(rank, init, seen),
+            Event::InitComplete(init) => self.init_completed(rank, init),
+            Event::Connected { gdr } => {
+                if gdr.is_some() {
+                    self.ranks[rank].ring_gdr = gdr;
+                }
+            }
+            Event::TunerProbe => {
+                p.tuner_probe.get_or_insert_with(|| seen.evidence());
+            }
+            Event::Breadcrumb { .. } => self.errors.push(seen),
+            Event::Warn => self.warnings.push(seen),
+            Event::Destroyed | Event::Topology => {}
+        }
+    }
+
+    fn apply_ofi(&mut self, process: usize, event: OfiEvent, seen: &Seen) {
+        let p = &mut self.processes[process];
+        p.net_init_seen = true;
+        match event {
+            OfiEvent::PluginVersion(version) => {
+                p.ofi_version.get_or_insert_with(|| version.to_string());
+            }
+            OfiEvent::Provider {
+                provider,
+                fabric,
+                nics,
+            } => {
+                set_once(&mut p.ofi_provider, provider.to_string(), seen);
+                if let Some(fabric) = fabric {
+                    p.ofi_fabric.get_or_insert_with(|| fabric.to_string());
+                }
+                if nics.is_some() {
+                    p.ofi_nics = nics;
+                }
+            }
+            OfiEvent::ProviderMissing => push_failure(p, PluginFailure::OfiProviderMissing, seen),
+            OfiEvent::InitFailed => push_failure(p, PluginFailure::OfiInitFailed, seen),
+            OfiEvent::GdrOff => {
+                p.ofi_gdr_off.get_or_insert_with(|| seen.evidence());
+            }
+            OfiEvent::EfaRuntime => {
+                p.efa_runtime.get_or_insert_with(|| seen.evidence());
+                self.warnings.push(seen);
+            }
+        }
+    }
+
+    fn add_connection(&mut self, rank: usize, conn: Conn, seen: &Seen) {
+        let r = &mut self.ranks[rank];
+        let (label, network, gdr) = match conn {
+            Conn::P2p(kind) => (kind, None, false),
+            Conn::Shm => ("SHM", None, false),
+            Conn::Mnnvl => ("P2P/MNNVL", None, false),
+            Conn::Net { name, gdr } => ("NET", Some(name), gdr),
+            Conn::CollNet { name, gdr } => ("COLLNET", Some(name), gdr),
+        };
+        // Hot path: most connection lines repeat a kind already seen.
+        let known = r
+            .conns
+            .iter_mut()
+            .find(|c| c.network.as_deref() == network && (network.is_some() || c.label == label));
+        if let Some(known) = known {
+            known.count += 1;
+            known.gdr |= gdr;
+            return;
+        }
+        let label = match network {
+            Some(name) => format!("{label}/{name}"),
+            None => label.to_string(),
+        };
+        let conn = ConnSeen {
+            label,
+            network: network.map(str::to_string),
+            gdr,
+            count: 1,
+            evidence: seen.evidence(),
+        };
+        add_conn(r, conn, &mut self.capped);
+    }
+
+    fn set_phase(&mut self, rank: usize, phase: Phase, seen: &Seen) {
+        let r = &mut self.ranks[rank];
+        if r.phase != phase || r.phase_evidence.is_none() {
+            r.phase = phase;
+            r.phase_evidence = Some(seen.evidence());
+        }
+    }
+
+    fn init_started(&mut self, rank: usize, init: InitLine, seen: &Seen) {
+        let r = &mut self.ranks[rank];
+        if r.open_inits.len() >= MAX_OPEN_INITS {
+            self.capped = true;
+        } else {
+            r.open_inits.push(OpenInit {
+                comm: init.comm.to_string(),
+                comm_id: init.comm_id.map(str::to_string),
+                nranks: init.nranks,
+                evidence: seen.evidence(),
+            });
+        }
+        if let (Some(number), Some(nranks)) = (init.rank, init.nranks)
+            && nranks >= r.world.max(1)
+        {
+            r.world = nranks;
+            r.rank = Some(number);
+        }
+        let Some(id) = init.comm_id else { return };
+        if !self.groups.contains_key(id) && self.groups.len() >= MAX_COMM_GROUPS {
+            self.capped = true;
+            return;
+        }
+        let group = self.groups.entry(id.to_string()).or_default();
+        group.nranks = group.nranks.or(init.nranks);
+        if group.ranks.len() < MAX_RANKS_PER_GROUP && !group.ranks.contains(&rank) {
+            group.ranks.push(rank);
+        }
+    }
+
+    fn init_completed(&mut self, rank: usize, init: InitLine) {
+        let r = &mut self.ranks[rank];
+        r.completed_inits += 1;
+        r.open_inits.retain(|open| open.comm != init.comm);
+        if let (Some(number), Some(nranks)) = (init.rank, init.nranks)
+            && nranks >= r.world.max(1)
+        {
+            r.world = nranks;
+            r.rank = Some(number);
+        }
+        if let Some(group) = init.comm_id.and_then(|id| self.groups.get_mut(id)) {
+            group.completed = true;
+        }
+    }
+
+    /// An nccl-tests `# Rank N ... Pid P on HOST device D` header line.
+    pub fn header_rank(&mut self, number: u32, host: &str, pid: u32, dev: u32) {
+        if self.header_hosts.len() < MAX_PROCESSES && !self.header_hosts.iter().any(|h| h == host) {
+            self.header_hosts.push(host.to_string());
+        }
+        let key = format!("{host}:{pid}");
+        if let Some(rank) = self.rank_for(&key, None, Some(host), Some(pid), Some(dev)) {
+            let r = &mut self.ranks[rank];
+            r.rank.get_or_insert(number);
+        }
+    }
+}
+
+fn add_conn(rank: &mut Rank, conn: ConnSeen, capped: &mut bool) {
+    if rank.conns.len() < MAX_CONNECTION_KINDS {
+        rank.conns.push(conn);
+    } else {
+        *capped = true;
+    }
+}
+
+fn push_failure(p: &mut Process, failure: PluginFailure, seen: &Seen) {
+    p.net_init_seen = true;
+    if p.plugin_failures.len() < MAX_EVIDENCE {
+        p.plugin_failures.push((failure, seen.evidence()));
+    }
+}
+
+fn phase_of(event: &Event) -> Option<Phase> {
+    Some(match event {
+        Event::Version(_) | Event::CudaDriver(_) => Phase::Started,
+        Event::PluginRequested(_)
+        | Event::PluginNotFound
+        | Event::PluginLoaded(_)
+        | Event::NetInitialized(_)
+        | Event::NetInitFailed(_)
+        | Event::UsingNetwork(_)
+        | Event::IbDevices(_)
+        | Event::IbNoDevice
+        | Event::SocketInterfaces(_)
+        | Event::Ofi(OfiEvent::PluginVersion(_) | OfiEvent::Provider { .. }) => Phase::NetInit,
+        Event::InitStart(_) => Phase::InitStart,
+        Event::CommNodes { .. } | Event::Topology => Phase::Topology,
+        Event::Connection(_) => Phase::Connecting,
+        Event::InitComplete(_) => Phase::InitComplete,
+        Event::Connected { .. } => Phase::Connected,
+        Event::Destroyed => Phase::Destroyed,
+        Event::NoNetPlugin | Event::Breadcrumb { .. } | Event::Warn => Phase::Error,
+        _ => return None,
+    })
+}

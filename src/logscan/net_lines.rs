@@ -1,0 +1,318 @@
+//! Network-setup lines: `NET/Plugin` loading (grammar §3), the built-in IB and Socket
+//! transports (§4.3) and aws-ofi-nccl's `NET/OFI` messages (§7). These appear a few times per
+//! process, so clarity beats speed here.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::event::{Event, IbDevice, OfiEvent, interface_name};
+use super::prefix::parse_u32;
+
+/// Classifies a message that starts with `NET` (INFO or WARN).
+pub fn classify(msg: &str) -> Option<Event<'_>> {
+    if let Some(rest) = msg.strip_prefix("NET/OFI ") {
+        return ofi(rest).map(Event::Ofi);
+    }
+    if let Some(rest) = strip_subsystem(msg, "NET/Plugin") {
+        return plugin(rest);
+    }
+    if let Some(rest) = strip_subsystem(msg, "NET/IB") {
+        return ib(rest);
+    }
+    if msg.starts_with("Net/IB: call to devices() returned 0 devices") {
+        return Some(Event::IbNoDevice);
+    }
+    if let Some(rest) = strip_subsystem(msg, "NET/Socket") {
+        return socket(rest);
+    }
+    if let Some(rest) = msg.strip_prefix("NET : Using interface ") {
+        return Some(Event::SocketInterfaces(vec![interface_name(rest)]));
+    }
+    // 2.19+: `NET/<any network> : GPU Direct RDMA Enabled|Disabled for HCA ...`.
+    gdr_nic(msg)
+}
+
+/// `NET/IB : rest`, `NET/IB: rest` → `rest`.
+fn strip_subsystem<'a>(msg: &'a str, subsystem: &str) -> Option<&'a str> {
+    let rest = msg.strip_prefix(subsystem)?;
+    let rest = rest.trim_start_matches(' ');
+    Some(rest.strip_prefix(':')?.trim_start())
+}
+
+fn plugin(rest: &str) -> Option<Event<'_>> {
+    if let Some(name) = rest.strip_prefix("Plugin name set by env to ") {
+        return Some(Event::PluginRequested(name.trim()));
+    }
+    if let Some(name) = rest.strip_prefix("Loaded net plugin ") {
+        let name = name.split(" (v").next().unwrap_or(name).trim();
+        return Some(Event::PluginLoaded(name));
+    }
+    // Stepping down through API versions is normal; only "no version at all" is fatal.
+    if rest.starts_with("Failed to find ncclNetPlugin symbol (") {
+        return Some(Event::PluginIncompatible);
+    }
+    let not_found = rest.starts_with("Could not find")
+        || rest.starts_with("No plugin found")
+        || rest.starts_with("Plugin load")
+        || rest.starts_with("dlerror=");
+    not_found.then_some(Event::PluginNotFound)
+}
+
+static IB_DEVICE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"([A-Za-z0-9_.\-]+):\d+/([A-Za-z]+)").expect("valid regex"));
+
+fn ib(rest: &str) -> Option<Event<'_>> {
+    if rest.starts_with("No device found") {
+        return Some(Event::IbNoDevice);
+    }
+    if let Some(devices) = rest.strip_prefix("Using ") {
+        // Devices come before `; OOB <if>`; the OOB interface is not a device.
+        let devices = devices.split("OOB").next().unwrap_or("");
+        let list = IB_DEVICE
+            .captures_iter(devices)
+            .take(64)
+            .map(|c| IbDevice {
+                name: c[1].to_string(),
+                link_layer: c[2].to_string(),
+            })
+            .collect();
+        return Some(Event::IbDevices(list));
+    }
+    gdr_from(rest)
+}
+
+fn socket(rest: &str) -> Option<Event<'_>> {
+    if let Some(list) = rest.strip_prefix("Using ") {
+        // `[0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>`
+        let names = list
+            .split_whitespace()
+            .filter_map(|item| item.strip_prefix('['))
+            .filter_map(|item| item.split_once(']'))
+            .map(|(_, iface)| interface_name(iface))
+            .filter(|name| !name.is_empty())
+            .take(64)
+            .collect();
+        return Some(Event::SocketInterfaces(names));
+    }
+    gdr_from(rest)
+}
+
+fn gdr_nic(msg: &str) -> Option<Event<'_>> {
+    let (_, rest) = msg.split_once(" : ")?;
+    gdr_from(rest)
+}
+
+fn gdr_from(rest: &str) -> Option<Event<'_>> {
+    if rest.starts_with("GPU Direct RDMA Enabled for HCA") {
+        Some(Event::GdrNic { enabled: true })
+    } else if rest.starts_with("GPU Direct RDMA Disabled for HCA") {
+        Some(Event::GdrNic { enabled: false })
+    } else {
+        None
+    }
+}
+
+static PROVIDER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^Selected [Pp]rovider is ([^,\s(]+)(?:, fabric is ([^\s(]+))?(?: \(found (\d+) nics\))?",
+    )
+    .expect("valid regex")
+});
+
+/// An aws-ofi-nccl message (after `NET/OFI `).
+fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
+    if let Some(version) = rest
+        .strip_prefix("Initializing aws-ofi-nccl ")
+        .or_else(|| rest.strip_prefix("Using aws-ofi-nccl "))
+    {
+        return Some(OfiEvent::PluginVersion(version.trim()));
+    }
+    if rest.starts_with("Selected") {
+        let caps = PROVIDER.captures(rest)?;
+        return Some(OfiEvent::Provider {
+            provider: caps.get(1)?.as_str(),
+            fabric: caps.get(2).map(|m| m.as_str()),
+            nics: caps.get(3).and_then(|m| parse_u32(m.as_str().as_bytes())),
+        });
+    }
+    let provider_missing = [
+        "Couldn't find any optimal provider",
+        "Could not find any optimal provider",
+        "OFI fi_getinfo() call failed",
+        "No eligible providers were found",
+    ];
+    if provider_missing.iter().any(|p| rest.starts_with(p)) {
+        return Some(OfiEvent::ProviderMissing);
+    }
+    let init_failed = [
+        "Failed to initialize sendrecv protocol",
+        "Failed to initialize rdma protocol",
+        "aws-ofi-nccl initialization failed",
+        "Initializing plugin failed",
+    ];
+    if init_failed.iter().any(|p| rest.starts_with(p)) {
+        return Some(OfiEvent::InitFailed);
+    }
+    if rest.contains("disabling GDR") || rest.contains("GDR not supported") {
+        return Some(OfiEvent::GdrOff);
+    }
+    if rest.contains("fi_addr_efa") || rest.contains("EFA device") {
+        return Some(OfiEvent::EfaRuntime);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_loading_of_every_era() {
+        for line in [
+            "NET/Plugin : No plugin found (libnccl-net.so).",
+            "NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+            "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",
+            "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file No plugin found (libnccl-net.so), using internal implementation",
+            "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+            "NET/Plugin: Could not find: libnccl-net.so",
+            "NET/Plugin: Could not find: ofi libnccl-net-ofi.so",
+        ] {
+            assert_eq!(classify(line), Some(Event::PluginNotFound), "{line}");
+        }
+        assert_eq!(
+            classify("NET/Plugin: Loaded net plugin Libfabric (v10)"),
+            Some(Event::PluginLoaded("Libfabric"))
+        );
+        assert_eq!(
+            classify("NET/Plugin: Plugin name set by env to libnccl-net.so"),
+            Some(Event::PluginRequested("libnccl-net.so"))
+        );
+        assert_eq!(
+            classify("NET/Plugin: Failed to find ncclNetPlugin_v9 symbol."),
+            None
+        );
+        assert_eq!(
+            classify(
+                "NET/Plugin: Failed to find ncclCollNetPlugin symbol (>= v5). ncclCollNetPlugin symbols v4 and lower are not supported."
+            ),
+            None
+        );
+        assert_eq!(
+            classify(
+                "NET/Plugin: Failed to find ncclNetPlugin symbol (>= v5). ncclNetPlugin symbols v4 and lower are not supported."
+            ),
+            Some(Event::PluginIncompatible)
+        );
+    }
+
+    #[test]
+    fn ib_devices_and_link_layers() {
+        let Some(Event::IbDevices(devs)) =
+            classify("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>")
+        else {
+            panic!("not parsed");
+        };
+        let got: Vec<_> = devs
+            .iter()
+            .map(|d| (d.name.as_str(), d.link_layer.as_str()))
+            .collect();
+        assert_eq!(got, [("mlx5_0", "IB"), ("mlx5_1", "RoCE")]);
+        let Some(Event::IbDevices(devs)) = classify(
+            "NET/IB : Using [0]={[0] mlx5_0:1/RoCE, [1] mlx5_1:1/RoCE} [1]={[0] mlx5_2:1/RoCE} ; OOB eth0:10.0.0.1<0>",
+        ) else {
+            panic!("not parsed");
+        };
+        assert_eq!(devs.len(), 3);
+        // What 2.28 prints on a host without IB, right after `No device found`.
+        assert_eq!(
+            classify("NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>"),
+            Some(Event::IbDevices(vec![]))
+        );
+        assert_eq!(
+            classify("NET/IB : No device found."),
+            Some(Event::IbNoDevice)
+        );
+        assert_eq!(
+            classify("NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)"),
+            Some(Event::GdrNic { enabled: false })
+        );
+    }
+
+    #[test]
+    fn socket_interfaces() {
+        assert_eq!(
+            classify("NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>"),
+            Some(Event::SocketInterfaces(vec!["eth0", "eth1"]))
+        );
+        assert_eq!(
+            classify("NET/Socket : Using [0]lo:127.0.0.1<0>"),
+            Some(Event::SocketInterfaces(vec!["lo"]))
+        );
+        assert_eq!(
+            classify("NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'"),
+            Some(Event::GdrNic { enabled: false })
+        );
+        assert_eq!(
+            classify("NET : Using interface eth0:10.0.0.1<0>"),
+            Some(Event::SocketInterfaces(vec!["eth0"]))
+        );
+    }
+
+    #[test]
+    fn ofi_messages() {
+        let ofi = |line| match classify(line) {
+            Some(Event::Ofi(e)) => Some(e),
+            _ => None,
+        };
+        assert_eq!(
+            ofi("NET/OFI Selected Provider is efa"),
+            Some(OfiEvent::Provider {
+                provider: "efa",
+                fabric: None,
+                nics: None
+            })
+        );
+        assert_eq!(
+            ofi("NET/OFI Selected Provider is efa (found 4 nics)"),
+            Some(OfiEvent::Provider {
+                provider: "efa",
+                fabric: None,
+                nics: Some(4)
+            })
+        );
+        assert_eq!(
+            ofi("NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)"),
+            Some(OfiEvent::Provider {
+                provider: "efa",
+                fabric: Some("efa-direct"),
+                nics: Some(32)
+            })
+        );
+        assert_eq!(
+            ofi("NET/OFI Selected Provider is tcp;ofi_rxm (found 1 nics)"),
+            Some(OfiEvent::Provider {
+                provider: "tcp;ofi_rxm",
+                fabric: None,
+                nics: Some(1)
+            })
+        );
+        assert_eq!(
+            ofi("NET/OFI Initializing aws-ofi-nccl 1.16.2"),
+            Some(OfiEvent::PluginVersion("1.16.2"))
+        );
+        assert_eq!(
+            ofi("NET/OFI OFI fi_getinfo() call failed: No data available"),
+            Some(OfiEvent::ProviderMissing)
+        );
+        assert_eq!(
+            ofi("NET/OFI aws-ofi-nccl initialization failed"),
+            Some(OfiEvent::InitFailed)
+        );
+        assert_eq!(
+            ofi("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR"),
+            Some(OfiEvent::GdrOff)
+        );
+        assert_eq!(ofi("NET/OFI Setting provider_filter to efa"), None);
+    }
+}

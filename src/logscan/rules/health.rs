@@ -1,0 +1,230 @@
+//! Rules about the job's health rather than its transport: hangs in init, NCCL errors and
+//! warnings, mismatched versions or NIC counts between ranks.
+
+use std::collections::BTreeMap;
+
+use super::{Ctx, finding, labels, list};
+use crate::logscan::analysis::{Finding, Severity};
+use crate::logscan::facts::Process;
+
+/// A rank started communicator init and never finished it: where it stopped.
+pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    let mut stuck = Vec::new();
+    let mut evidence = Vec::new();
+    let mut severity = Severity::Warn;
+    let mut missing_note = None;
+    for rank in &facts.ranks {
+        let Some(open) = rank
+            .open_inits
+            .iter()
+            .find(|o| o.nranks.is_none_or(|n| n > 1))
+        else {
+            continue;
+        };
+        let p = &facts.processes[rank.process];
+        let number = rank.rank.map_or("?".to_string(), |r| r.to_string());
+        stuck.push(format!(
+            "{} (rank {number}) stopped at `{}`",
+            p.label(),
+            rank.phase.as_str()
+        ));
+        evidence.push(open.evidence.clone());
+        if let Some(last) = &rank.phase_evidence
+            && *last != open.evidence
+        {
+            evidence.push(last.clone());
+        }
+        let group = open.comm_id.as_deref().and_then(|id| facts.groups.get(id));
+        if let Some(group) = group {
+            let expected = group.nranks.unwrap_or(0) as usize;
+            let seen = group.ranks.len();
+            // Other ranks finished, or some never showed up: a real hang, not a cut log.
+            if group.completed || expected > seen {
+                severity = Severity::Error;
+            }
+            if expected > seen {
+                missing_note = Some(format!(
+                    "; only {seen} of {expected} ranks of that communicator appear in the log"
+                ));
+            }
+        }
+    }
+    if stuck.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "init-incomplete",
+        severity,
+        format!(
+            "{} rank(s) started communicator init and never completed it: {}{}",
+            stuck.len(),
+            list(stuck),
+            missing_note.unwrap_or_default()
+        ),
+        evidence,
+        Some("a rank that never joins init keeps the others waiting in bootstrap: check that every rank started (crash, wrong MASTER_ADDR/port, firewall between nodes) — or the log was cut off".into()),
+    ));
+}
+
+pub fn nccl_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    if !facts.timeouts.is_empty() {
+        out.push(finding(
+            "collective-timeout",
+            Severity::Error,
+            format!("a collective timed out ({} line(s) from PyTorch's watchdog)", facts.timeouts.total),
+            facts.timeouts.items.clone(),
+            Some("a rank is stuck or the network stalled: analyze the logs of every rank together and compare their last phase".into()),
+        ));
+    }
+    let errors = &facts.errors;
+    if errors.is_empty() {
+        return;
+    }
+    let has = |code: &str| {
+        errors
+            .items
+            .iter()
+            .any(|e| e.text.trim_end().ends_with(code) || e.text.contains(&format!("{code} [")))
+    };
+    let (what, hint) = if has("-> 6")
+        || errors
+            .items
+            .iter()
+            .any(|e| e.text.contains("ncclRemoteError"))
+    {
+        (
+            "a remote error: a peer exited or the network between ranks failed",
+            "check the peer ranks' logs and the fabric (`netcheck fabric`); the NCCL WARN before the error names the failing request",
+        )
+    } else if has("-> 5") {
+        (
+            "invalid usage",
+            "usually a setting NCCL cannot honour (NCCL_NET, NCCL_* values): see the NCCL WARN before the error",
+        )
+    } else if has("-> 2") {
+        (
+            "a system error",
+            "see the NCCL WARN before the error (sockets, memory, /dev/shm size)",
+        )
+    } else {
+        ("an error", "see the NCCL WARN lines before the error")
+    };
+    out.push(finding(
+        "nccl-error",
+        Severity::Error,
+        format!("NCCL returned {what} ({} error line(s))", errors.total),
+        errors.items.clone(),
+        Some(hint.into()),
+    ));
+}
+
+pub fn nccl_warnings(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let warnings = &ctx.facts.warnings;
+    if warnings.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "nccl-warn",
+        Severity::Warn,
+        format!("NCCL logged {} WARN line(s)", warnings.total),
+        warnings.items.clone(),
+        None,
+    ));
+}
+
+/// Ranks on different NCCL builds can fail or hang at init.
+pub fn mixed_versions(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    let mut by_version: BTreeMap<
+        &str,
+        (Vec<&Process>, Option<&crate::logscan::analysis::Evidence>),
+    > = BTreeMap::new();
+    for p in &facts.processes {
+        if let Some(v) = &p.version {
+            let entry = by_version.entry(v.value.as_str()).or_default();
+            entry.0.push(p);
+            entry.1.get_or_insert(&v.evidence);
+        }
+    }
+    for v in &facts.job_versions {
+        by_version
+            .entry(v.value.as_str())
+            .or_default()
+            .1
+            .get_or_insert(&v.evidence);
+    }
+    if by_version.len() < 2 {
+        return;
+    }
+    let parts = by_version.iter().map(|(version, (procs, _))| {
+        if procs.is_empty() {
+            version.to_string()
+        } else {
+            format!("{version} on {}", labels(procs.iter().copied()))
+        }
+    });
+    out.push(finding(
+        "mixed-nccl-versions",
+        Severity::Warn,
+        format!("ranks run different NCCL versions: {}", list(parts)),
+        by_version.values().filter_map(|(_, e)| e.cloned()).collect(),
+        Some("run one NCCL build on every node (same image, same nvidia-nccl wheel); mixed versions can fail or hang in init".into()),
+    ));
+}
+
+/// One process sees fewer EFA NICs than the others.
+pub fn nic_count_mismatch(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let with_nics: Vec<(&Process, u32)> = ctx
+        .facts
+        .processes
+        .iter()
+        .filter_map(|p| p.ofi_nics.map(|n| (p, n)))
+        .collect();
+    let (Some(min), Some(max)) = (
+        with_nics.iter().min_by_key(|(_, n)| *n),
+        with_nics.iter().max_by_key(|(_, n)| *n),
+    ) else {
+        return;
+    };
+    if min.1 == max.1 {
+        return;
+    }
+    let fewer: Vec<&Process> = with_nics
+        .iter()
+        .filter(|(_, n)| *n < max.1)
+        .map(|(p, _)| *p)
+        .collect();
+    let evidence = [min.0, max.0]
+        .iter()
+        .filter_map(|p| p.ofi_provider.as_ref().map(|f| f.evidence.clone()))
+        .collect();
+    out.push(finding(
+        "nic-count-mismatch",
+        Severity::Warn,
+        format!(
+            "{} see(s) only {} EFA NIC(s) where others see {}",
+            labels(fewer),
+            min.1,
+            max.1
+        ),
+        evidence,
+        Some("check that every pod requests the same `vpc.amazonaws.com/efa` count and that `fi_info -p efa` on the odd node lists all devices".into()),
+    ));
+}
+
+pub fn capped(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.facts.capped {
+        out.push(finding(
+            "input-capped",
+            Severity::Info,
+            format!(
+                "the log is larger than netcheck tracks in detail (more than {} processes or many communicators); later details were counted but not stored",
+                crate::logscan::facts::MAX_PROCESSES
+            ),
+            vec![],
+            None,
+        ));
+    }
+}

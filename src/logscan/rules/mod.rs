@@ -1,0 +1,103 @@
+//! Step 4b: rules turn facts and the transport decision into findings. One rule is one small
+//! function in the table below; each has a fixture that triggers it and one that must not
+//! (tests/analyze.rs). The verdict follows from the findings' severities.
+
+mod health;
+mod network;
+
+use super::analysis::{Evidence, Finding, Severity, Transport, Verdict};
+use super::facts::{Facts, Process};
+use super::transport::Decision;
+
+/// What every rule may look at.
+pub struct Ctx<'a> {
+    pub facts: &'a Facts,
+    pub decision: &'a Decision,
+    pub expect: Option<Transport>,
+}
+
+type Rule = fn(&Ctx, &mut Vec<Finding>);
+
+/// Every rule, in the order its findings are most useful to read (the output is then sorted
+/// by severity, keeping this order within a severity).
+const RULES: &[Rule] = &[
+    network::expectation,
+    network::socket_fallback,
+    network::mixed_transports,
+    network::no_net_plugin,
+    network::plugin_failed,
+    network::efa_provider_missing,
+    network::ofi_tcp_provider,
+    network::ib_disabled,
+    network::tcp_inter_node,
+    network::unknown_transport,
+    network::gdr_disabled,
+    network::socket_interface,
+    health::init_incomplete,
+    health::nccl_errors,
+    health::nccl_warnings,
+    health::mixed_versions,
+    health::nic_count_mismatch,
+    network::single_node,
+    network::simulated_nodes,
+    network::tuner_probe_hint,
+    network::verbs_missing,
+    health::capped,
+];
+
+pub fn findings(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in RULES {
+        rule(ctx, &mut out);
+    }
+    out.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    out
+}
+
+/// `fail` with any error, `warn` with any warning, else `pass`.
+pub fn verdict(findings: &[Finding]) -> Verdict {
+    match findings.iter().map(|f| f.severity).max() {
+        Some(Severity::Error) => Verdict::Fail,
+        Some(Severity::Warn) => Verdict::Warn,
+        _ => Verdict::Pass,
+    }
+}
+
+fn finding(
+    id: &str,
+    severity: Severity,
+    message: String,
+    evidence: Vec<Evidence>,
+    hint: Option<String>,
+) -> Finding {
+    let mut evidence = evidence;
+    evidence.truncate(super::facts::MAX_EVIDENCE);
+    Finding {
+        id: id.to_string(),
+        severity,
+        message,
+        evidence,
+        hint,
+    }
+}
+
+/// `a, b, c and 4 more`: names for a message, never unbounded.
+fn list<I: IntoIterator<Item = String>>(items: I) -> String {
+    let items: Vec<String> = items.into_iter().collect();
+    const SHOWN: usize = 4;
+    if items.len() <= SHOWN {
+        items.join(", ")
+    } else {
+        format!(
+            "{} and {} more",
+            items[..SHOWN].join(", "),
+            items.len() - SHOWN
+        )
+    }
+}
+
+fn labels<'a>(processes: impl IntoIterator<Item = &'a Process>) -> String {
+    let mut names: Vec<String> = processes.into_iter().map(Process::label).collect();
+    names.dedup();
+    list(names)
+}

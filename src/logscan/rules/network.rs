@@ -1,0 +1,601 @@
+//! Rules about the network path: expectation, TCP fallback, plugin and provider failures,
+//! interfaces, GDR, and the explanations that keep single-node logs from looking like a
+//! fallback.
+
+use super::{Ctx, finding, labels, list};
+use crate::logscan::analysis::{Finding, Severity, Transport};
+use crate::logscan::facts::{PluginFailure, Process};
+use crate::logscan::transport::{failure_text, is_tcp_provider};
+
+const EFA_HINT: &str = "check that the pod requests `vpc.amazonaws.com/efa` (and the node runs the EFA \
+device plugin), that `fi_info -p efa` lists devices inside the container, that FI_PROVIDER is unset \
+or `efa`, and that aws-ofi-nccl is on LD_LIBRARY_PATH (or named by NCCL_NET_PLUGIN)";
+const IB_HINT: &str = "check that /dev/infiniband is visible in the container, `ibv_devices` lists \
+the HCAs, NCCL_IB_DISABLE is unset and NCCL_IB_HCA (if set) names existing devices";
+const DEBUG_HINT: &str = "capture the whole log from NCCL init on with NCCL_DEBUG=INFO \
+(NCCL_DEBUG_SUBSYS=INIT,NET is enough)";
+
+fn expect_hint(expect: Transport) -> String {
+    match expect {
+        Transport::Efa => EFA_HINT.to_string(),
+        Transport::Ib | Transport::Roce => IB_HINT.to_string(),
+        Transport::Socket => {
+            "NCCL picked another network; set NCCL_NET=Socket if TCP is intended".into()
+        }
+        Transport::Tcpx => {
+            "check that the GPUDirect-TCPX/TCPXO plugin is installed and selected (NCCL_NET_PLUGIN)"
+                .into()
+        }
+        _ => DEBUG_HINT.to_string(),
+    }
+}
+
+/// `--expect X` and the logs show something else (or cannot tell): the check fails.
+pub fn expectation(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let Some(expect) = ctx.expect else { return };
+    let actual = ctx.decision.inter_node;
+    if actual == expect && ctx.decision.seen.len() <= 1 {
+        return;
+    }
+    let shown = match actual {
+        Transport::None => {
+            "no inter-node traffic (every connection stayed within a node)".to_string()
+        }
+        Transport::Unknown => {
+            "nothing that says which transport carried inter-node traffic".to_string()
+        }
+        _ if ctx.decision.seen.len() > 1 => format!(
+            "a mix: {}",
+            list(ctx.decision.seen.iter().map(|t| t.as_str().to_string()))
+        ),
+        other => format!("`{}`", other.as_str()),
+    };
+    let evidence = first_evidence(ctx, actual);
+    out.push(finding(
+        "expectation-not-met",
+        Severity::Error,
+        format!(
+            "expected inter-node traffic over `{}`, but the logs show {shown}",
+            expect.as_str()
+        ),
+        evidence,
+        Some(if actual == Transport::Unknown {
+            DEBUG_HINT.to_string()
+        } else {
+            expect_hint(expect)
+        }),
+    ));
+}
+
+/// Evidence of one rank whose inter-node transport is `t`.
+fn first_evidence(ctx: &Ctx, t: Transport) -> Vec<crate::logscan::analysis::Evidence> {
+    ctx.decision
+        .per_rank
+        .iter()
+        .flatten()
+        .filter(|(x, _)| *x == t)
+        .map(|(_, e)| e.clone())
+        .take(1)
+        .collect()
+}
+
+pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.decision.socket_fallback != Some(true) {
+        return;
+    }
+    let reasons: Vec<String> = ctx
+        .decision
+        .rdma_signals
+        .iter()
+        .map(|(why, _)| why.clone())
+        .collect();
+    let why = if reasons.is_empty() {
+        format!(
+            "`--expect {}` asked for RDMA",
+            ctx.expect.map_or("?", |t| t.as_str())
+        )
+    } else {
+        list(reasons)
+    };
+    let mut evidence = first_evidence(ctx, Transport::Socket);
+    evidence.extend(ctx.decision.rdma_signals.iter().map(|(_, e)| e.clone()));
+    let failures: Vec<PluginFailure> = ctx
+        .facts
+        .processes
+        .iter()
+        .flat_map(|p| p.plugin_failures.iter().map(|(f, _)| *f))
+        .collect();
+    let hint = failures
+        .first()
+        .map(|f| failure_hint(*f, ctx))
+        .unwrap_or_else(|| match ctx.expect {
+            Some(expect) => expect_hint(expect),
+            None if has_ib(ctx) => IB_HINT.to_string(),
+            None => EFA_HINT.to_string(),
+        });
+    out.push(finding(
+        "socket-fallback",
+        Severity::Error,
+        format!("inter-node traffic fell back to TCP sockets although an RDMA path was expected or present: {why}"),
+        evidence,
+        Some(hint),
+    ));
+}
+
+fn has_ib(ctx: &Ctx) -> bool {
+    ctx.facts.processes.iter().any(|p| !p.ib_devices.is_empty())
+}
+
+fn failure_hint(failure: PluginFailure, ctx: &Ctx) -> String {
+    match failure {
+        PluginFailure::RequestedNotFound => {
+            let name = ctx
+                .facts
+                .processes
+                .iter()
+                .find_map(|p| p.requested_plugin.as_ref())
+                .map_or("?", |f| f.value.as_str());
+            format!(
+                "NCCL_NET_PLUGIN={name} names a plugin NCCL could not load: put its directory on \
+                 LD_LIBRARY_PATH (aws-ofi-nccl: /opt/amazon/ofi-nccl/lib or /opt/aws-ofi-nccl/lib) \
+                 or fix NCCL_NET_PLUGIN"
+            )
+        }
+        PluginFailure::Incompatible => "the plugin exports no ncclNetPlugin API version this NCCL \
+            supports: install an aws-ofi-nccl (or other plugin) build that matches the NCCL version"
+            .into(),
+        PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed => EFA_HINT.to_string(),
+        PluginFailure::InitFailed => "the plugin's own NET/... lines above say why it failed; \
+            `netcheck doctor` checks the plugin, libfabric and devices"
+            .into(),
+        PluginFailure::NoneUsable => NO_NET_HINT.to_string(),
+    }
+}
+
+/// Some ranks on RDMA, others on TCP (or any two different inter-node transports).
+pub fn mixed_transports(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let seen = &ctx.decision.seen;
+    if seen.len() < 2 {
+        return;
+    }
+    let mut parts = Vec::new();
+    let mut evidence = Vec::new();
+    for t in seen {
+        let ranks: Vec<usize> = ctx
+            .decision
+            .per_rank
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| matches!(x, Some((y, _)) if y == t))
+            .map(|(i, _)| i)
+            .collect();
+        let procs = ranks
+            .iter()
+            .map(|&r| &ctx.facts.processes[ctx.facts.ranks[r].process]);
+        parts.push(format!(
+            "{} rank(s) on `{}` ({})",
+            ranks.len(),
+            t.as_str(),
+            labels(procs)
+        ));
+        evidence.extend(first_evidence(ctx, *t));
+    }
+    out.push(finding(
+        "mixed-transports",
+        Severity::Error,
+        format!(
+            "ranks disagree on the inter-node transport: {}",
+            parts.join("; ")
+        ),
+        evidence,
+        Some(format!(
+            "compare the odd hosts' devices, plugin and environment with the others; {EFA_HINT}"
+        )),
+    ));
+}
+
+const NO_NET_HINT: &str = "NCCL_NET forces a network that is not available here (e.g. NCCL_NET=IB \
+without IB devices), or every plugin failed: unset NCCL_NET or fix the plugin named above";
+
+pub fn no_net_plugin(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let list = &ctx.facts.no_net_plugin;
+    if list.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "no-net-plugin",
+        Severity::Error,
+        format!(
+            "NCCL could not initialise any network (`Failed to initialize any NET plugin`, {} time(s)): communicator init failed",
+            list.total
+        ),
+        list.items.clone(),
+        Some(NO_NET_HINT.to_string()),
+    ));
+}
+
+/// A net plugin that was tried and failed. In a single-node run this is a warning only: no
+/// traffic fell back, but a multi-node run in the same environment would.
+pub fn plugin_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let relevant = |f: PluginFailure| {
+        !matches!(
+            f,
+            PluginFailure::OfiProviderMissing | PluginFailure::NoneUsable
+        )
+    };
+    let failing: Vec<&Process> = ctx
+        .facts
+        .processes
+        .iter()
+        .filter(|p| p.plugin_failures.iter().any(|(f, _)| relevant(*f)))
+        .collect();
+    // With a fallback, the socket-fallback finding already carries these lines.
+    if ctx.decision.socket_fallback == Some(true) {
+        return;
+    }
+    let Some(first) = failing.first() else { return };
+    let kind = first
+        .plugin_failures
+        .iter()
+        .map(|(f, _)| *f)
+        .find(|f| relevant(*f))
+        .unwrap_or(PluginFailure::InitFailed);
+    let evidence = failing
+        .iter()
+        .flat_map(|p| {
+            p.plugin_failures
+                .iter()
+                .filter(|(f, _)| relevant(*f))
+                .map(|(_, e)| e.clone())
+        })
+        .collect();
+    let consequence = match ctx.decision.inter_node {
+        Transport::None => {
+            "; this run had no inter-node traffic, so nothing fell back, but a multi-node run in this environment would use TCP"
+        }
+        Transport::Socket => "; NCCL used TCP sockets instead",
+        _ => "",
+    };
+    out.push(finding(
+        "net-plugin-failed",
+        Severity::Warn,
+        format!(
+            "{} on {}{consequence}",
+            failure_text(kind),
+            labels(failing.iter().copied())
+        ),
+        evidence,
+        Some(failure_hint(kind, ctx)),
+    ));
+}
+
+/// aws-ofi-nccl found no usable provider, or libfabric said the EFA provider found nothing.
+pub fn efa_provider_missing(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let mut evidence: Vec<_> = ctx
+        .facts
+        .processes
+        .iter()
+        .flat_map(|p| p.plugin_failures.iter())
+        .filter(|(f, _)| *f == PluginFailure::OfiProviderMissing)
+        .map(|(_, e)| e.clone())
+        .collect();
+    let efa_lines = ctx
+        .facts
+        .libfabric_warnings
+        .items
+        .iter()
+        .filter(|e| e.text.contains("efa"));
+    evidence.extend(efa_lines.cloned());
+    if evidence.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "efa-provider-missing",
+        Severity::Warn,
+        "libfabric offered no usable EFA provider: no EFA device is visible to the process".into(),
+        evidence,
+        Some(EFA_HINT.to_string()),
+    ));
+}
+
+pub fn ofi_tcp_provider(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let tcp: Vec<&Process> = ctx
+        .facts
+        .processes
+        .iter()
+        .filter(|p| {
+            p.ofi_provider
+                .as_ref()
+                .is_some_and(|f| is_tcp_provider(&f.value))
+        })
+        .collect();
+    let Some(first) = tcp.first().and_then(|p| p.ofi_provider.as_ref()) else {
+        return;
+    };
+    out.push(finding(
+        "ofi-tcp-provider",
+        Severity::Warn,
+        format!(
+            "aws-ofi-nccl selected libfabric's `{}` provider on {}: its traffic is plain TCP inside libfabric, not EFA",
+            first.value,
+            labels(tcp.iter().copied())
+        ),
+        tcp.iter().filter_map(|p| p.ofi_provider.as_ref().map(|f| f.evidence.clone())).collect(),
+        Some(EFA_HINT.to_string()),
+    ));
+}
+
+pub fn ib_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let signals: Vec<_> = ctx
+        .decision
+        .rdma_signals
+        .iter()
+        .filter(|(why, _)| why.starts_with("NCCL_IB_DISABLE"))
+        .collect();
+    if signals.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "ib-disabled",
+        Severity::Warn,
+        "NCCL_IB_DISABLE=1 is set on hosts with InfiniBand interfaces".into(),
+        signals.iter().map(|(_, e)| e.clone()).collect(),
+        Some("unset NCCL_IB_DISABLE unless TCP is intended (HPC-X's IBext plugin needs NCCL_IBEXT_DISABLE instead)".into()),
+    ));
+}
+
+/// TCP between nodes with nothing RDMA in sight: not a fallback by the contract, but rarely
+/// what a GPU cluster wants.
+pub fn tcp_inter_node(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let d = ctx.decision;
+    if d.inter_node != Transport::Socket
+        || d.socket_fallback == Some(true)
+        || ctx.expect == Some(Transport::Socket)
+    {
+        return;
+    }
+    out.push(finding(
+        "tcp-inter-node",
+        Severity::Warn,
+        "inter-node traffic went over TCP sockets; no RDMA device or plugin attempt is in the log, so this is not counted as a fallback".into(),
+        first_evidence(ctx, Transport::Socket),
+        Some(format!("if these nodes have EFA or InfiniBand, run with `--expect efa` or `--expect ib` and {EFA_HINT}")),
+    ));
+}
+
+pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.decision.inter_node != Transport::Unknown || ctx.expect.is_some() {
+        return;
+    }
+    let facts = ctx.facts;
+    // A failed or hanging init explains the missing transport better (other findings).
+    let init_stuck = facts.ranks.iter().any(|r| !r.open_inits.is_empty());
+    if !facts.no_net_plugin.is_empty() || init_stuck {
+        return;
+    }
+    let libfabric_unknown = ctx
+        .decision
+        .per_rank
+        .iter()
+        .flatten()
+        .find(|(t, _)| *t == Transport::Unknown);
+    let (message, evidence) = if facts.nccl_records == 0 {
+        (
+            "no NCCL_DEBUG=INFO lines found, so the transport cannot be told".to_string(),
+            vec![],
+        )
+    } else if let Some((_, e)) =
+        libfabric_unknown.filter(|(_, e)| e.text.contains("abric") || e.text.contains("OFI"))
+    {
+        (
+            "traffic used the OFI plugin (Libfabric), but no `Selected provider` line says whether that was EFA or TCP inside libfabric".to_string(),
+            vec![e.clone()],
+        )
+    } else if ctx.decision.nodes.is_some_and(|n| n > 1) {
+        (
+            format!(
+                "the log shows {} nodes, but no connection lines (`via NET/...`) or network selection that say what carried traffic between them",
+                ctx.decision.nodes.unwrap_or(0)
+            ),
+            vec![],
+        )
+    } else {
+        (
+            "the log does not say which transport carried inter-node traffic".to_string(),
+            vec![],
+        )
+    };
+    out.push(finding(
+        "transport-unknown",
+        Severity::Warn,
+        message,
+        evidence,
+        Some(DEBUG_HINT.into()),
+    ));
+}
+
+/// RDMA between nodes without GPUDirect RDMA: data is staged through host memory.
+pub fn gdr_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let rdma = matches!(
+        ctx.decision.inter_node,
+        Transport::Efa | Transport::Ib | Transport::Roce
+    );
+    if !rdma || ctx.decision.gdr != Some(false) {
+        return;
+    }
+    let explained = ctx
+        .facts
+        .processes
+        .iter()
+        .find_map(|p| p.ofi_gdr_off.clone());
+    let (severity, message) = match &explained {
+        Some(_) => (
+            Severity::Info,
+            "EFA without GPUDirect RDMA: the OFI plugin reports the platform does not support it, so data is staged through host memory",
+        ),
+        None => (
+            Severity::Warn,
+            "inter-node RDMA ran without GPUDirect RDMA (no `/GDRDMA` on the connection lines): data is staged through host memory",
+        ),
+    };
+    let mut evidence: Vec<_> = explained.into_iter().collect();
+    evidence.extend(first_evidence(ctx, ctx.decision.inter_node));
+    out.push(finding(
+        "gdr-disabled",
+        severity,
+        message.into(),
+        evidence,
+        Some("expected on EC2 G-series (g5, g6, g6e); on P-series or IB clusters check nvidia-peermem or DMA-BUF support and NCCL_NET_GDR_LEVEL".into()),
+    ));
+}
+
+/// NCCL's sockets (transport or bootstrap) on loopback or a container bridge.
+pub fn socket_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let bad = |name: &str| {
+        name == "lo"
+            || ["docker", "veth", "virbr", "br-", "cni", "flannel"]
+                .iter()
+                .any(|p| name.starts_with(p))
+    };
+    let mut names = Vec::new();
+    let mut evidence = Vec::new();
+    for p in &ctx.facts.processes {
+        let transport = p
+            .socket_interfaces
+            .as_ref()
+            .filter(|f| f.value.iter().any(|n| bad(n)));
+        let bootstrap = p.bootstrap_interface.as_ref().filter(|f| bad(&f.value));
+        if let Some(fact) = transport {
+            names.extend(fact.value.iter().filter(|n| bad(n)).cloned());
+            evidence.push(fact.evidence.clone());
+        }
+        if let Some(fact) = bootstrap {
+            names.push(fact.value.clone());
+            evidence.push(fact.evidence.clone());
+        }
+    }
+    if evidence.is_empty() {
+        return;
+    }
+    names.sort();
+    names.dedup();
+    out.push(finding(
+        "socket-interface",
+        Severity::Warn,
+        format!(
+            "NCCL's sockets use `{}`: a loopback or container-bridge interface cannot reach other nodes",
+            names.join("`, `")
+        ),
+        evidence,
+        Some("set NCCL_SOCKET_IFNAME to the host's data interface (e.g. `eth0`), or exclude the bad ones with `^docker,lo,veth`".into()),
+    ));
+}
+
+pub fn single_node(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.decision.inter_node != Transport::None {
+        return;
+    }
+    let mut kinds: Vec<String> = ctx
+        .facts
+        .ranks
+        .iter()
+        .flat_map(|r| r.conns.iter().map(|c| c.label.clone()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let networks: Vec<String> = ctx
+        .facts
+        .ranks
+        .iter()
+        .filter_map(|r| r.network.as_ref().map(|f| f.value.clone()))
+        .collect();
+    let mut message = "no inter-node traffic: every connection stayed within a node".to_string();
+    if !kinds.is_empty() {
+        message.push_str(&format!(" ({})", list(kinds)));
+    }
+    if let Some(network) = networks.first() {
+        message.push_str(&format!(
+            "; `Using network {network}` only names the module NCCL would use between nodes"
+        ));
+    }
+    let evidence = first_evidence(ctx, Transport::None);
+    out.push(finding(
+        "single-node",
+        Severity::Info,
+        message,
+        evidence,
+        None,
+    ));
+}
+
+/// NCCL counted several nodes, but all ranks share one host name: NCCL_HOSTID or disabled
+/// P2P/SHM split one machine (how `netcheck run --simulate-nodes` exercises the network path).
+pub fn simulated_nodes(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let d = ctx.decision;
+    // A single pod's log shows one host too; it takes two ranks on one host to tell.
+    let ranks_seen = d.per_rank.iter().flatten().count();
+    if d.hosts.len() != 1 || ranks_seen < 2 || d.nodes.is_none_or(|n| n <= 1) {
+        return;
+    }
+    let causes = ["NCCL_HOSTID", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"];
+    let evidence: Vec<_> = ctx
+        .facts
+        .processes
+        .iter()
+        .flat_map(|p| causes.iter().filter_map(|var| p.env(var)))
+        .map(|f| f.evidence.clone())
+        .take(2)
+        .collect();
+    out.push(finding(
+        "simulated-nodes",
+        Severity::Info,
+        format!(
+            "NCCL counted {} nodes, but every rank runs on host `{}` (NCCL_HOSTID, or P2P and SHM disabled): the \"inter-node\" traffic stayed on this host",
+            d.nodes.unwrap_or(0),
+            d.hosts[0]
+        ),
+        evidence,
+        None,
+    ));
+}
+
+/// NCCL 2.22–2.25 opened a library without tuner symbols: usually a net plugin is on the path.
+pub fn tuner_probe_hint(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    let plugin_lines = facts
+        .processes
+        .iter()
+        .any(|p| p.loaded_plugin.is_some() || p.ofi_version.is_some());
+    let probe = facts.processes.iter().find_map(|p| p.tuner_probe.clone());
+    let Some(probe) =
+        probe.filter(|_| !plugin_lines && ctx.decision.inter_node == Transport::Socket)
+    else {
+        return;
+    };
+    out.push(finding(
+        "plugin-on-path",
+        Severity::Info,
+        "a library without tuner symbols was probed (NCCL 2.22–2.25 does this for libnccl-net.so): a net plugin is probably installed, yet traffic used TCP; the NET/Plugin lines that would say why are not in the log".into(),
+        vec![probe],
+        Some(DEBUG_HINT.into()),
+    ));
+}
+
+pub fn verbs_missing(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let evidence: Vec<_> = ctx
+        .facts
+        .processes
+        .iter()
+        .filter_map(|p| p.verbs_missing.clone())
+        .collect();
+    if evidence.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "verbs-missing",
+        Severity::Info,
+        "libibverbs could not be opened: NCCL cannot use InfiniBand or RoCE in this environment".into(),
+        evidence,
+        Some("if the hosts have IB/RoCE, install rdma-core (libibverbs) in the image and expose /dev/infiniband".into()),
+    ));
+}

@@ -1,0 +1,318 @@
+//! The streaming driver: reads sources line by line, runs each line through prefix → event →
+//! facts, and at the end turns the facts into an `Analysis` (transport decision, rules,
+//! verdict).
+
+use std::borrow::Cow;
+use std::io::{self, BufRead, Read};
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use memchr::memmem;
+use regex::Regex;
+
+use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
+use super::event::{classify, version_number};
+use super::facts::{Fact, Facts, Seen};
+use super::input;
+use super::prefix::{Record, for_each_record, strip_ansi, wrapper_tag};
+use super::rules::{self, Ctx};
+use super::transport::{self, Decision};
+use crate::error::Result;
+
+/// What the caller expects; everything else is read from the logs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--expect`: the inter-node transport that must have been used; `None` for `any`.
+    pub expect: Option<Transport>,
+}
+
+/// Analyzes one stream (a file, stdin, a pod's log). `source_name` labels its evidence.
+pub fn analyze_reader<R: Read>(
+    reader: R,
+    source_name: &str,
+    options: &Options,
+) -> io::Result<Analysis> {
+    let mut analyzer = Analyzer::new(options.clone());
+    let reader = input::maybe_gzip(io::BufReader::with_capacity(256 * 1024, reader))?;
+    analyzer.feed(reader, source_name)?;
+    Ok(analyzer.finish())
+}
+
+/// Analyzes files (`.gz` too; `-` is stdin) as one job. A missing or unreadable file is an
+/// error naming it (exit 2).
+pub fn analyze_paths(paths: &[PathBuf], options: &Options) -> Result<Analysis> {
+    let mut analyzer = Analyzer::new(options.clone());
+    for path in paths {
+        analyzer.feed_path(path)?;
+    }
+    Ok(analyzer.finish())
+}
+
+/// Accumulates several sources (one per rank, one per pod) into one analysis.
+pub struct Analyzer {
+    options: Options,
+    facts: Facts,
+    buf: Vec<u8>,
+}
+
+static NCCL: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"NCCL"));
+static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"nccl"));
+static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
+static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
+        .expect("valid regex")
+});
+
+impl Analyzer {
+    pub fn new(options: Options) -> Self {
+        Analyzer {
+            options,
+            facts: Facts::default(),
+            buf: Vec::with_capacity(1024),
+        }
+    }
+
+    /// Reads one source to its end.
+    pub fn feed<R: BufRead>(&mut self, mut reader: R, source_name: &str) -> io::Result<()> {
+        self.facts.sources.push(source_name.to_string());
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut line = 0u64;
+        while input::read_line(&mut reader, &mut buf)? {
+            line += 1;
+            self.line(&buf, source_name, line);
+        }
+        self.buf = buf;
+        Ok(())
+    }
+
+    /// Opens and reads a path (`-` is stdin, gzip detected by content).
+    pub fn feed_path(&mut self, path: &std::path::Path) -> Result<()> {
+        let reader = input::open(path)?;
+        let name = input::source_name(path);
+        self.feed(reader, &name)
+            .map_err(|e| crate::error::Error::read(path, e))
+    }
+
+    fn line(&mut self, raw: &[u8], source: &str, line: u64) {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        // Cheap pre-filter: almost every useful line names NCCL.
+        let interesting = NCCL.find(raw).is_some()
+            || LOWER_NCCL.find(raw).is_some()
+            || LIBFABRIC.find(raw).is_some()
+            || raw.contains(&b'#');
+        if !interesting {
+            return;
+        }
+        let mut text = String::from_utf8_lossy(raw);
+        if text.contains('\u{1b}') {
+            text = Cow::Owned(strip_ansi(&text));
+        }
+        let source_index = self.facts.sources.len() - 1;
+        let seen = Seen {
+            source,
+            line,
+            text: &text,
+        };
+        let found = for_each_record(&text, |record| self.record(record, source_index, &seen));
+        if !found {
+            self.other_line(&seen);
+        }
+    }
+
+    fn record(&mut self, record: Record, source_index: usize, seen: &Seen) {
+        let Some(event) = classify(record.level, record.msg) else {
+            return;
+        };
+        let rank = match record.process {
+            Some(key) => self
+                .facts
+                .rank_for(key, None, record.host, record.pid, record.dev),
+            None => {
+                let tag = wrapper_tag(record.wrapper);
+                let key = format!("{source_index}\u{0}{}", tag.as_deref().unwrap_or(""));
+                self.facts
+                    .rank_for(&key, tag.as_deref(), None, None, record.dev)
+            }
+        };
+        if let Some(rank) = rank {
+            self.facts.apply(rank, event, seen);
+        }
+    }
+
+    /// Lines without an NCCL record: the bare version line (≤ 2.21), PyTorch's NCCL errors and
+    /// watchdog timeouts, libfabric warnings, nccl-tests' rank table.
+    fn other_line(&mut self, seen: &Seen) {
+        let text = seen.text;
+        let facts = &mut self.facts;
+        if let Some(at) = text.find("NCCL version ")
+            && let Some(version) = version_number(&text[at + 13..])
+            && facts.job_versions.len() < 16
+            && !facts.job_versions.iter().any(|v| v.value == version)
+        {
+            let evidence = seen.evidence();
+            facts.job_versions.push(Fact {
+                value: version.to_string(),
+                evidence,
+            });
+        }
+        if text.contains("collective operation timeout") {
+            facts.timeouts.push(seen);
+        } else if [
+            "NCCL error",
+            "ncclRemoteError",
+            "ncclSystemError",
+            "ncclInternalError",
+            "ncclInvalidUsage",
+            "ncclUnhandledCudaError",
+        ]
+        .iter()
+        .any(|p| text.contains(p))
+        {
+            facts.errors.push(seen);
+        }
+        if text.contains("libfabric:") && (text.contains("warn") || text.contains("empty list")) {
+            facts.libfabric_warnings.push(seen);
+        }
+        if text.contains('#')
+            && let Some(caps) = HEADER.captures(text)
+        {
+            let number = |i: usize| caps[i].parse::<u32>().ok();
+            if let (Some(rank), Some(pid), Some(dev)) = (number(1), number(2), number(4)) {
+                facts.header_rank(rank, &caps[3], pid, dev);
+            }
+        }
+    }
+
+    /// Decides the transport, runs the rules and returns the analysis.
+    pub fn finish(self) -> Analysis {
+        let expect = self.options.expect;
+        let facts = self.facts;
+        let decision = transport::decide(&facts, expect);
+        let findings = rules::findings(&Ctx {
+            facts: &facts,
+            decision: &decision,
+            expect,
+        });
+        let verdict = rules::verdict(&findings);
+        Analysis {
+            schema: ANALYSIS_SCHEMA.to_string(),
+            nccl_versions: nccl_versions(&facts),
+            networks: networks(&facts),
+            ofi_provider: ofi_provider(&facts),
+            nodes: decision.nodes,
+            ranks: rank_count(&facts),
+            inter_node_transport: decision.inter_node,
+            socket_fallback: decision.socket_fallback,
+            gdr: decision.gdr,
+            per_rank: per_rank(&facts, &decision),
+            findings,
+            verdict,
+            hosts: decision.hosts.clone(),
+            expected: expect,
+        }
+    }
+}
+
+fn sorted_unique(mut items: Vec<String>) -> Vec<String> {
+    items.sort();
+    items.dedup();
+    items
+}
+
+fn nccl_versions(facts: &Facts) -> Vec<String> {
+    let versions = facts
+        .processes
+        .iter()
+        .filter_map(|p| p.version.as_ref().map(|f| f.value.clone()))
+        .chain(facts.job_versions.iter().map(|f| f.value.clone()));
+    sorted_unique(versions.collect())
+}
+
+/// `Using network` names, and network names on connection lines (the only ones some
+/// excerpts have).
+fn networks(facts: &Facts) -> Vec<String> {
+    let names = facts.ranks.iter().flat_map(|r| {
+        r.network
+            .iter()
+            .map(|f| f.value.clone())
+            .chain(r.conns.iter().filter_map(|c| c.network.clone()))
+    });
+    sorted_unique(names.collect())
+}
+
+fn ofi_provider(facts: &Facts) -> Option<String> {
+    let providers: Vec<String> = facts
+        .processes
+        .iter()
+        .filter_map(|p| p.ofi_provider.as_ref().map(|f| f.value.clone()))
+        .collect();
+    let providers = sorted_unique(providers);
+    if providers.is_empty() {
+        return transport::job_provider(facts);
+    }
+    Some(providers.join(", "))
+}
+
+fn rank_count(facts: &Facts) -> Option<u32> {
+    let world = facts.ranks.iter().map(|r| r.world).max().unwrap_or(0);
+    if world > 0 {
+        return Some(world);
+    }
+    let numbered = facts.ranks.iter().filter(|r| r.rank.is_some()).count();
+    (numbered > 0).then_some(numbered as u32)
+}
+
+fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
+    let mut out: Vec<RankSummary> = facts
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let p = &facts.processes[r.process];
+            let network_conns = r.conns.iter().filter(|c| c.is_network());
+            let gdr = network_conns
+                .clone()
+                .next()
+                .map(|_| network_conns.clone().any(|c| c.gdr));
+            RankSummary {
+                rank: r.rank,
+                host: p.host.clone(),
+                pid: p.pid,
+                cuda_dev: r.dev,
+                nccl_version: p.version.as_ref().map(|f| f.value.clone()),
+                network: r.network.as_ref().map(|f| f.value.clone()),
+                inter_node_transport: decision.per_rank[i].as_ref().map(|(t, _)| *t),
+                transports: sorted_unique(r.conns.iter().map(|c| c.label.clone()).collect()),
+                ofi_provider: p.ofi_provider.as_ref().map(|f| f.value.clone()),
+                nics: p.ofi_nics,
+                last_phase: r
+                    .phase_evidence
+                    .as_ref()
+                    .map(|_| r.phase.as_str().to_string()),
+                tag: p.tag.clone(),
+                cuda_driver: p.cuda_driver.clone(),
+                ofi_fabric: p.ofi_fabric.clone(),
+                net_devices: p
+                    .ib_devices
+                    .iter()
+                    .map(|d| format!("{}/{}", d.name, d.link_layer))
+                    .collect(),
+                gdr,
+                nodes: r.max_nnodes.as_ref().map(|f| f.value),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.rank.is_none(), a.rank, &a.host, a.pid, a.cuda_dev, &a.tag).cmp(&(
+            b.rank.is_none(),
+            b.rank,
+            &b.host,
+            b.pid,
+            b.cuda_dev,
+            &b.tag,
+        ))
+    });
+    out
+}
