@@ -2,6 +2,8 @@
 
 mod util;
 
+mod analyze;
+mod analyze_props;
 mod cli;
 mod doctor;
 mod fabric;

@@ -25,6 +25,8 @@ pub struct Decision {
     pub gdr: Option<bool>,
     pub nodes: Option<u32>,
     pub hosts: Vec<String>,
+    /// TCP chosen on purpose: a TCP-only plugin (FastSocket) or `NCCL_NET=Socket`.
+    pub deliberate_tcp: bool,
 }
 
 /// Orders transports from worst to best for picking the job-wide value when ranks disagree:
@@ -42,18 +44,15 @@ fn badness(t: Transport) -> u8 {
 
 pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
     let job_provider = job_provider(facts);
+    let hosts = hosts(facts);
     let per_rank: Vec<_> = facts
         .ranks
         .iter()
         .map(|rank| {
-            rank_transport(
-                rank,
-                &facts.processes[rank.process],
-                job_provider.as_deref(),
-            )
+            let process = &facts.processes[rank.process];
+            rank_transport(rank, process, job_provider.as_deref(), hosts.len() > 1)
         })
         .collect();
-    let hosts = hosts(facts);
     let nodes = node_count(facts, &hosts);
 
     let mut seen: Vec<Transport> = per_rank
@@ -81,6 +80,7 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
     let rdma_signals = rdma_signals(facts, &per_rank);
     let socket_fallback = socket_fallback(facts, inter_node, expect, &rdma_signals);
     let gdr = gdr(facts, &per_rank);
+    let deliberate_tcp = deliberate_tcp(facts);
     Decision {
         per_rank,
         inter_node,
@@ -90,14 +90,17 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         gdr,
         nodes,
         hosts,
+        deliberate_tcp,
     }
 }
 
-/// One rank's inter-node transport and the line that shows it.
+/// One rank's inter-node transport and the line that shows it. `multi_host`: the log shows
+/// several hosts, which before 2.20 (no `nNodes`) is how a multi-node communicator shows.
 fn rank_transport(
     rank: &Rank,
     process: &Process,
     job_provider: Option<&str>,
+    multi_host: bool,
 ) -> Option<(Transport, Evidence)> {
     let mut best: Option<(Transport, &Evidence)> = None;
     for conn in rank.conns.iter().filter(|c| c.is_network()) {
@@ -115,14 +118,16 @@ fn rank_transport(
         return Some((Transport::Other, conn.evidence.clone()));
     }
     let nnodes = rank.max_nnodes.as_ref();
-    if nnodes.is_some_and(|n| n.value > 1) {
-        return Some(match &rank.network {
-            Some(net) => (
-                network_transport(&net.value, process, job_provider),
-                net.evidence.clone(),
-            ),
-            None => (Transport::Unknown, nnodes?.evidence.clone()),
-        });
+    let multi_node = match nnodes {
+        Some(n) => n.value > 1,
+        None => multi_host && rank.conns.is_empty(),
+    };
+    if multi_node {
+        if let Some(net) = &rank.network {
+            let t = network_transport(&net.value, process, job_provider);
+            return Some((t, net.evidence.clone()));
+        }
+        return nnodes.map(|n| (Transport::Unknown, n.evidence.clone()));
     }
     if let Some(conn) = rank.conns.first() {
         return Some((Transport::None, conn.evidence.clone()));

@@ -350,14 +350,21 @@ pub fn tcp_inter_node(ctx: &Ctx, out: &mut Vec<Finding>) {
     let d = ctx.decision;
     if d.inter_node != Transport::Socket
         || d.socket_fallback == Some(true)
+        || d.deliberate_tcp
         || ctx.expect == Some(Transport::Socket)
     {
         return;
     }
+    let why = match d.socket_fallback {
+        Some(false) => {
+            "no RDMA device or plugin attempt is in the log, so this is not counted as a fallback"
+        }
+        _ => "the init lines that would show whether an RDMA path was tried are not in the log",
+    };
     out.push(finding(
         "tcp-inter-node",
         Severity::Warn,
-        "inter-node traffic went over TCP sockets; no RDMA device or plugin attempt is in the log, so this is not counted as a fallback".into(),
+        format!("inter-node traffic went over TCP sockets; {why}"),
         first_evidence(ctx, Transport::Socket),
         Some(format!("if these nodes have EFA or InfiniBand, run with `--expect efa` or `--expect ib` and {EFA_HINT}")),
     ));

@@ -1,0 +1,522 @@
+//! `netcheck analyze`: the transport decision on real and hand-written logs, one trigger and
+//! one must-not fixture per rule, and the command's input handling, formats and exit codes.
+//!
+//! Fixtures: `tests/fixtures/logs/h200/` are real logs from the project's 2× H200 machine;
+//! `tests/fixtures/logs/grammar/` are written by hand from the NCCL log grammar (their header
+//! says so).
+
+use std::io::Write;
+
+use netcheck::logscan::{Analysis, Options, Severity, Transport, Verdict, analyze_paths};
+use serde::Deserialize;
+
+use crate::util::{fixture, netcheck};
+
+fn analyze_with(rel: &str, expect: Option<Transport>) -> Analysis {
+    let path = fixture(&format!("logs/{rel}"));
+    analyze_paths(&[path], &Options { expect }).expect("fixture readable")
+}
+
+fn analyze(rel: &str) -> Analysis {
+    analyze_with(rel, None)
+}
+
+fn ids(a: &Analysis) -> Vec<&str> {
+    a.findings.iter().map(|f| f.id.as_str()).collect()
+}
+
+fn has(a: &Analysis, id: &str) -> bool {
+    a.findings.iter().any(|f| f.id == id)
+}
+
+fn severity(a: &Analysis, id: &str) -> Severity {
+    a.findings.iter().find(|f| f.id == id).expect(id).severity
+}
+
+// ---------------------------------------------------------------------------------------------
+// The transport decision
+
+#[test]
+fn transport_fallback_and_gdr_of_every_fixture() {
+    use Transport::*;
+    #[rustfmt::skip]
+    let table: &[(&str, Transport, Option<bool>, Option<bool>, Verdict)] = &[
+        // Real logs from the 2× H200 machine.
+        ("h200/nvlink.log", None, Some(false), Option::None, Verdict::Pass),
+        ("h200/shm.log", None, Some(false), Option::None, Verdict::Pass),
+        ("h200/system-nccl.log", None, Some(false), Option::None, Verdict::Pass),
+        ("h200/socket-intranode.log", Socket, Some(false), Some(false), Verdict::Warn),
+        ("h200/fakehosts-socket.log", Socket, Some(false), Some(false), Verdict::Warn),
+        ("h200/fakehosts-ifname-lo.log", Socket, Some(false), Some(false), Verdict::Warn),
+        ("h200/fakehosts-plugin-missing.log", Socket, Some(true), Some(false), Verdict::Fail),
+        ("h200/fakehosts-netforced-ib.log", Unknown, Option::None, Option::None, Verdict::Fail),
+        ("h200/hang-init.log", Unknown, Option::None, Option::None, Verdict::Fail),
+        // Hand-written from the grammar.
+        ("grammar/efa-2node.log", Efa, Some(false), Some(true), Verdict::Pass),
+        ("grammar/cloudwatch-crlf.log", Efa, Some(false), Some(true), Verdict::Pass),
+        ("grammar/efa-plugin-failed-ray.log", Socket, Some(true), Some(false), Verdict::Fail),
+        ("grammar/efa-tcp-provider-mpirun.log", Socket, Some(true), Some(false), Verdict::Fail),
+        ("grammar/efa-some-ranks-socket.log", Socket, Some(true), Some(true), Verdict::Fail),
+        ("grammar/efa-nic-mismatch.log", Efa, Some(false), Some(true), Verdict::Warn),
+        ("grammar/mixed-versions.log", Efa, Some(false), Some(true), Verdict::Warn),
+        ("grammar/ib-2node-srun.log", Ib, Some(false), Some(true), Verdict::Pass),
+        ("grammar/nccl-2.4-ib.log", Ib, Some(false), Some(true), Verdict::Pass),
+        ("grammar/pasted-no-prefix.log", Ib, Some(false), Some(true), Verdict::Pass),
+        ("grammar/ib-no-gdr.log", Ib, Some(false), Some(false), Verdict::Warn),
+        ("grammar/roce-2node-pdsh.log", Roce, Some(false), Some(true), Verdict::Pass),
+        ("grammar/hpcx-ibext-roce.log", Roce, Some(false), Some(true), Verdict::Pass),
+        ("grammar/ib-disabled-socket.log", Socket, Some(true), Some(false), Verdict::Fail),
+        ("grammar/fastsocket.log", Socket, Some(false), Some(false), Verdict::Pass),
+        ("grammar/tcpx.log", Tcpx, Some(false), Some(true), Verdict::Pass),
+        ("grammar/docker-bridge.log", Socket, Some(false), Some(false), Verdict::Warn),
+        ("grammar/single-node-plugin-failed.log", None, Some(false), Option::None, Verdict::Warn),
+        ("grammar/tuner-probe-socket.log", Socket, Option::None, Some(false), Verdict::Warn),
+        ("grammar/verbs-missing.log", None, Some(false), Option::None, Verdict::Pass),
+        ("grammar/generic-warn.log", None, Some(false), Option::None, Verdict::Warn),
+        ("grammar/torch-timeout.log", None, Some(false), Option::None, Verdict::Fail),
+        ("grammar/no-nccl.log", Unknown, Option::None, Option::None, Verdict::Warn),
+    ];
+    for (rel, transport, fallback, gdr, verdict) in table {
+        let a = analyze(rel);
+        let got = (a.inter_node_transport, a.socket_fallback, a.gdr, a.verdict);
+        assert_eq!(
+            got,
+            (*transport, *fallback, *gdr, *verdict),
+            "{rel}: findings {:?}",
+            ids(&a)
+        );
+    }
+}
+
+#[test]
+fn single_node_logs_that_say_using_network_socket_are_not_a_fallback() {
+    for rel in ["h200/nvlink.log", "h200/shm.log", "h200/system-nccl.log"] {
+        let a = analyze(rel);
+        assert_eq!(a.networks, ["Socket"], "{rel}");
+        assert_eq!(a.inter_node_transport, Transport::None, "{rel}");
+        assert_eq!(a.socket_fallback, Some(false), "{rel}");
+        assert_eq!(a.nodes, Some(1), "{rel}");
+        assert!(has(&a, "single-node"), "{rel}");
+    }
+}
+
+#[test]
+fn facts_of_the_real_fake_hosts_log() {
+    let a = analyze("h200/fakehosts-socket.log");
+    assert_eq!(a.schema, "netcheck.analysis.v1");
+    assert_eq!(a.nccl_versions, ["2.28.9"]);
+    assert_eq!((a.nodes, a.ranks), (Some(2), Some(2)));
+    assert_eq!(a.hosts, ["vm"]);
+    assert_eq!(a.per_rank.len(), 2);
+    for (i, r) in a.per_rank.iter().enumerate() {
+        assert_eq!(r.rank, Some(i as u32));
+        assert_eq!(r.cuda_dev, Some(i as u32));
+        assert_eq!(r.host.as_deref(), Some("vm"));
+        assert_eq!(r.network.as_deref(), Some("Socket"));
+        assert_eq!(r.inter_node_transport, Some(Transport::Socket));
+        assert_eq!(r.transports, ["NET/Socket"]);
+        assert_eq!(r.cuda_driver.as_deref(), Some("13000"));
+        assert_eq!(r.nodes, Some(2));
+        assert_eq!(r.last_phase.as_deref(), Some("destroyed"));
+    }
+}
+
+#[test]
+fn ofi_facts_per_rank() {
+    let a = analyze("grammar/efa-2node.log");
+    assert_eq!(a.ofi_provider.as_deref(), Some("efa"));
+    assert_eq!((a.nodes, a.ranks), (Some(2), Some(4)));
+    assert_eq!(a.hosts, ["train-0", "train-1"]);
+    let r = &a.per_rank[1];
+    assert_eq!(
+        (r.rank, r.host.as_deref(), r.pid),
+        (Some(1), Some("train-0"), Some(42))
+    );
+    assert_eq!(
+        (r.ofi_fabric.as_deref(), r.nics, r.gdr),
+        (Some("efa"), Some(4), Some(true))
+    );
+    assert_eq!(r.transports, ["NET/Libfabric"]);
+    // Rank 0 connects to rank 1 over P2P and receives from rank 3 over the network.
+    assert_eq!(a.per_rank[0].transports, ["NET/Libfabric", "P2P/CUMEM"]);
+    let roce = analyze("grammar/roce-2node-pdsh.log");
+    assert_eq!(
+        roce.per_rank[0].net_devices,
+        ["mlx5_0/RoCE", "mlx5_1/RoCE", "mlx5_2/RoCE"]
+    );
+}
+
+#[test]
+fn evidence_points_at_the_line_that_shows_it() {
+    let a = analyze("h200/fakehosts-plugin-missing.log");
+    let fallback = a
+        .findings
+        .iter()
+        .find(|f| f.id == "socket-fallback")
+        .unwrap();
+    let plugin = fallback
+        .evidence
+        .iter()
+        .find(|e| e.text.contains("Could not find"))
+        .unwrap();
+    assert_eq!(plugin.line, 12);
+    assert!(plugin.source.ends_with("fakehosts-plugin-missing.log"));
+    assert!(
+        plugin
+            .text
+            .ends_with("NET/Plugin: Could not find: ofi libnccl-net-ofi.so")
+    );
+    assert!(
+        fallback
+            .evidence
+            .iter()
+            .any(|e| e.text.contains("via NET/Socket/0"))
+    );
+    assert!(
+        fallback
+            .hint
+            .as_deref()
+            .unwrap()
+            .contains("NCCL_NET_PLUGIN=ofi")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// One trigger and one must-not fixture per rule
+
+/// (rule id, fixture that triggers it, fixture that must not, expected severity)
+#[rustfmt::skip]
+const RULES: &[(&str, &str, &str, Severity)] = &[
+    ("socket-fallback", "h200/fakehosts-plugin-missing.log", "h200/fakehosts-socket.log", Severity::Error),
+    ("mixed-transports", "grammar/efa-some-ranks-socket.log", "grammar/efa-2node.log", Severity::Error),
+    ("no-net-plugin", "h200/fakehosts-netforced-ib.log", "h200/fakehosts-socket.log", Severity::Error),
+    ("net-plugin-failed", "grammar/single-node-plugin-failed.log", "h200/fakehosts-socket.log", Severity::Warn),
+    ("efa-provider-missing", "grammar/efa-plugin-failed-ray.log", "grammar/efa-2node.log", Severity::Warn),
+    ("ofi-tcp-provider", "grammar/efa-tcp-provider-mpirun.log", "grammar/efa-2node.log", Severity::Warn),
+    ("ib-disabled", "grammar/ib-disabled-socket.log", "grammar/docker-bridge.log", Severity::Warn),
+    ("tcp-inter-node", "h200/fakehosts-socket.log", "grammar/fastsocket.log", Severity::Warn),
+    ("transport-unknown", "grammar/no-nccl.log", "h200/hang-init.log", Severity::Warn),
+    ("gdr-disabled", "grammar/ib-no-gdr.log", "grammar/efa-2node.log", Severity::Warn),
+    ("socket-interface", "h200/fakehosts-ifname-lo.log", "h200/fakehosts-socket.log", Severity::Warn),
+    ("init-incomplete", "h200/hang-init.log", "h200/nvlink.log", Severity::Error),
+    ("nccl-error", "h200/fakehosts-netforced-ib.log", "grammar/generic-warn.log", Severity::Error),
+    ("collective-timeout", "grammar/torch-timeout.log", "h200/nvlink.log", Severity::Error),
+    ("nccl-warn", "grammar/generic-warn.log", "grammar/single-node-plugin-failed.log", Severity::Warn),
+    ("mixed-nccl-versions", "grammar/mixed-versions.log", "grammar/efa-2node.log", Severity::Warn),
+    ("nic-count-mismatch", "grammar/efa-nic-mismatch.log", "grammar/efa-2node.log", Severity::Warn),
+    ("single-node", "h200/nvlink.log", "h200/socket-intranode.log", Severity::Info),
+    ("simulated-nodes", "h200/fakehosts-socket.log", "grammar/tuner-probe-socket.log", Severity::Info),
+    ("plugin-on-path", "grammar/tuner-probe-socket.log", "h200/fakehosts-socket.log", Severity::Info),
+    ("verbs-missing", "grammar/verbs-missing.log", "h200/nvlink.log", Severity::Info),
+];
+
+#[test]
+fn every_rule_has_a_trigger_and_a_must_not_fixture() {
+    for (id, trigger, must_not, expected) in RULES {
+        let a = analyze(trigger);
+        assert!(has(&a, id), "{id} not raised by {trigger}: {:?}", ids(&a));
+        assert_eq!(severity(&a, id), *expected, "{id} on {trigger}");
+        let finding = a.findings.iter().find(|f| f.id == *id).unwrap();
+        assert!(!finding.message.is_empty());
+        let b = analyze(must_not);
+        assert!(
+            !has(&b, id),
+            "{id} wrongly raised by {must_not}: {:?}",
+            b.findings
+        );
+    }
+}
+
+#[test]
+fn expectation_rule() {
+    let a = analyze_with("h200/fakehosts-socket.log", Some(Transport::Efa));
+    assert_eq!((a.verdict, a.socket_fallback), (Verdict::Fail, Some(true)));
+    assert!(has(&a, "expectation-not-met") && has(&a, "socket-fallback"));
+    assert_eq!(a.expected, Some(Transport::Efa));
+    // Single node: nothing crossed a node, so EFA was not shown either.
+    let a = analyze_with("h200/nvlink.log", Some(Transport::Efa));
+    assert_eq!((a.verdict, a.socket_fallback), (Verdict::Fail, Some(false)));
+    let message = &a
+        .findings
+        .iter()
+        .find(|f| f.id == "expectation-not-met")
+        .unwrap()
+        .message;
+    assert!(message.contains("no inter-node traffic"), "{message}");
+    // Met expectations.
+    for (rel, expect) in [
+        ("grammar/efa-2node.log", Transport::Efa),
+        ("grammar/ib-2node-srun.log", Transport::Ib),
+        ("grammar/roce-2node-pdsh.log", Transport::Roce),
+        ("grammar/tcpx.log", Transport::Tcpx),
+    ] {
+        let a = analyze_with(rel, Some(expect));
+        assert!(!has(&a, "expectation-not-met"), "{rel}: {:?}", ids(&a));
+        assert_eq!(a.verdict, Verdict::Pass, "{rel}");
+    }
+    // `--expect socket` makes TCP the deliberate choice: no fallback, no TCP warning.
+    let a = analyze_with("h200/fakehosts-socket.log", Some(Transport::Socket));
+    assert_eq!((a.verdict, a.socket_fallback), (Verdict::Pass, Some(false)));
+    // An unknown transport never meets an expectation.
+    let a = analyze_with("grammar/no-nccl.log", Some(Transport::Socket));
+    assert_eq!(a.verdict, Verdict::Fail);
+}
+
+#[test]
+fn hang_names_the_rank_and_the_phase() {
+    let a = analyze("h200/hang-init.log");
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.id == "init-incomplete")
+        .unwrap();
+    assert!(f.message.contains("vm:1568 (rank 0)"), "{}", f.message);
+    assert!(f.message.contains("init-start"), "{}", f.message);
+    assert!(f.message.contains("only 1 of 2 ranks"), "{}", f.message);
+    assert_eq!(
+        a.per_rank[0].last_phase.as_deref(),
+        Some("init-start (bootstrap)")
+    );
+}
+
+#[test]
+fn plugin_failed_in_a_single_node_run_is_a_warning_not_a_fallback() {
+    let a = analyze("grammar/single-node-plugin-failed.log");
+    assert_eq!(
+        (a.inter_node_transport, a.socket_fallback),
+        (Transport::None, Some(false))
+    );
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.id == "net-plugin-failed")
+        .unwrap();
+    assert!(f.message.contains("no inter-node traffic"), "{}", f.message);
+    assert_eq!(f.evidence.len(), 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command: inputs, formats, exit codes
+
+/// The JSON contract as a consumer reads it: these fields must exist with these types.
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct ContractAnalysis {
+    schema: String,
+    nccl_versions: Vec<String>,
+    networks: Vec<String>,
+    ofi_provider: Option<String>,
+    nodes: Option<u32>,
+    ranks: Option<u32>,
+    inter_node_transport: String,
+    socket_fallback: Option<bool>,
+    gdr: Option<bool>,
+    per_rank: Vec<serde_json::Value>,
+    findings: Vec<ContractFinding>,
+    verdict: String,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct ContractFinding {
+    id: String,
+    severity: String,
+    message: String,
+    evidence: Vec<ContractEvidence>,
+    hint: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct ContractEvidence {
+    source: String,
+    line: u64,
+    text: String,
+}
+
+fn json_of(output: &[u8]) -> ContractAnalysis {
+    serde_json::from_slice(output).expect("analyze --format json prints the Analysis contract")
+}
+
+#[test]
+fn json_output_follows_the_contract_and_fail_exits_1() {
+    let out = netcheck()
+        .args(["analyze", "--format", "json"])
+        .arg(fixture("logs/h200/fakehosts-plugin-missing.log"))
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let a = json_of(&out.stdout);
+    assert_eq!(a.schema, "netcheck.analysis.v1");
+    assert_eq!(
+        (a.inter_node_transport.as_str(), a.socket_fallback),
+        ("socket", Some(true))
+    );
+    assert_eq!(a.verdict, "fail");
+    assert!(
+        a.findings
+            .iter()
+            .any(|f| f.id == "socket-fallback" && f.severity == "error")
+    );
+}
+
+#[test]
+fn expect_flag_sets_the_exit_code() {
+    let log = fixture("logs/grammar/efa-2node.log");
+    netcheck()
+        .args(["analyze", "--expect", "efa"])
+        .arg(&log)
+        .assert()
+        .code(0);
+    netcheck()
+        .args(["analyze", "--expect", "ib"])
+        .arg(&log)
+        .assert()
+        .code(1);
+    netcheck()
+        .args(["analyze", "--expect", "nvlink"])
+        .arg(&log)
+        .assert()
+        .code(2);
+    // A warning verdict still passes.
+    netcheck()
+        .arg("analyze")
+        .arg(fixture("logs/h200/fakehosts-socket.log"))
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn text_output_shows_transport_ranks_and_evidence() {
+    let out = netcheck()
+        .arg("analyze")
+        .arg(fixture("logs/h200/fakehosts-plugin-missing.log"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("verdict: FAIL\n"), "{text}");
+    assert!(text.contains("inter-node transport: socket"), "{text}");
+    assert!(text.contains("vm:1193"), "{text}");
+    assert!(text.contains("error socket-fallback:"), "{text}");
+    assert!(text.contains("fakehosts-plugin-missing.log:12: "), "{text}");
+    assert!(text.contains("hint: NCCL_NET_PLUGIN=ofi"), "{text}");
+}
+
+#[test]
+fn markdown_output() {
+    let out = netcheck()
+        .args(["analyze", "--format", "markdown"])
+        .arg(fixture("logs/grammar/efa-2node.log"))
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.starts_with("### ✅ netcheck analyze: pass"), "{md}");
+    assert!(md.contains("| inter-node transport | `efa` |"), "{md}");
+    assert!(md.contains("#### Ranks"), "{md}");
+}
+
+#[test]
+fn reads_stdin_with_dash_or_without_arguments() {
+    let log = std::fs::read(fixture("logs/h200/fakehosts-socket.log")).unwrap();
+    for args in [
+        &["analyze", "--format", "json"][..],
+        &["analyze", "--format", "json", "-"],
+    ] {
+        let out = netcheck()
+            .args(args)
+            .write_stdin(log.clone())
+            .output()
+            .unwrap();
+        let a = json_of(&out.stdout);
+        assert_eq!(a.inter_node_transport, "socket");
+        assert_eq!(a.findings[0].evidence[0].source, "<stdin>");
+    }
+}
+
+#[test]
+fn reads_gzip_and_several_files_as_one_job() {
+    let dir = tempfile::tempdir().unwrap();
+    // One file per rank, as `run` writes them; rank 1's file compressed.
+    let log = std::fs::read_to_string(fixture("logs/h200/fakehosts-socket.log")).unwrap();
+    let (rank0, rank1): (Vec<&str>, Vec<&str>) =
+        log.lines().partition(|l| l.starts_with("vm:1066:"));
+    let path0 = dir.path().join("rank0.log");
+    std::fs::write(&path0, rank0.join("\n")).unwrap();
+    let path1 = dir.path().join("rank1.log.gz");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(rank1.join("\n").as_bytes()).unwrap();
+    std::fs::write(&path1, gz.finish().unwrap()).unwrap();
+    let a = analyze_paths(&[path0, path1.clone()], &Options::default()).unwrap();
+    assert_eq!(a.inter_node_transport, Transport::Socket);
+    assert_eq!(a.per_rank.len(), 2);
+    let sources: Vec<&str> = a
+        .findings
+        .iter()
+        .flat_map(|f| f.evidence.iter())
+        .map(|e| e.source.as_str())
+        .collect();
+    assert!(
+        sources.iter().any(|s| s.ends_with("rank1.log.gz")),
+        "{sources:?}"
+    );
+}
+
+#[test]
+fn missing_or_unreadable_input_exits_2_naming_it() {
+    let out = netcheck()
+        .args(["analyze", "/no/such/nccl.log"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("/no/such/nccl.log"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = netcheck()
+        .arg("analyze")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("is a directory")
+    );
+    // A corrupt gzip file is bad input too.
+    let bad = dir.path().join("bad.log.gz");
+    std::fs::write(&bad, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]).unwrap();
+    netcheck().arg("analyze").arg(&bad).assert().code(2);
+}
+
+#[test]
+fn binary_garbage_is_unknown_not_a_crash() {
+    let garbage: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let out = netcheck()
+        .args(["analyze", "--format", "json"])
+        .write_stdin(garbage)
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    assert_eq!(json_of(&out.stdout).inter_node_transport, "unknown");
+}
+
+#[test]
+fn memory_stays_bounded_on_many_processes() {
+    let mut log = String::new();
+    for pid in 0..20_000 {
+        log.push_str(&format!(
+            "h{}:{pid}:{pid} [0] NCCL INFO Using network Socket\n",
+            pid % 7
+        ));
+    }
+    let a = netcheck::logscan::analyze_reader(log.as_bytes(), "many", &Options::default()).unwrap();
+    assert!(has(&a, "input-capped"), "{:?}", ids(&a));
+    assert!(a.per_rank.len() <= 16_384);
+}
