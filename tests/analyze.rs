@@ -36,11 +36,14 @@ fn severity(a: &Analysis, id: &str) -> Severity {
 // ---------------------------------------------------------------------------------------------
 // The transport decision
 
+/// (fixture, inter_node_transport, socket_fallback, gdr, verdict)
+type Expected = (&'static str, Transport, Option<bool>, Option<bool>, Verdict);
+
 #[test]
 fn transport_fallback_and_gdr_of_every_fixture() {
     use Transport::*;
     #[rustfmt::skip]
-    let table: &[(&str, Transport, Option<bool>, Option<bool>, Verdict)] = &[
+    let table: &[Expected] = &[
         // Real logs from the 2× H200 machine.
         ("h200/nvlink.log", None, Some(false), Option::None, Verdict::Pass),
         ("h200/shm.log", None, Some(false), Option::None, Verdict::Pass),
