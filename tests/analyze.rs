@@ -523,3 +523,37 @@ fn memory_stays_bounded_on_many_processes() {
     assert!(has(&a, "input-capped"), "{:?}", ids(&a));
     assert!(a.per_rank.len() <= 16_384);
 }
+
+#[test]
+fn line_numbers_survive_chunk_boundaries_gaps_and_crlf() {
+    // Well over one 1 MiB read chunk of training output around two NCCL-related lines.
+    let mut log = String::new();
+    for i in 0..40_000 {
+        log.push_str(&format!("step {i} loss 1.0 some training output\r\n"));
+    }
+    log.push_str("h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\r\n");
+    for _ in 0..30_000 {
+        log.push_str("more output without the magic word\n");
+    }
+    log.push_str("[rank0]: ncclRemoteError: A call failed possibly due to a network error\n");
+    log.push_str("trailing line without newline");
+    let a = netcheck::logscan::analyze_reader(log.as_bytes(), "big", &Options::default()).unwrap();
+    let line_of = |id: &str| {
+        a.findings
+            .iter()
+            .find(|f| f.id == id)
+            .map(|f| f.evidence[0].line)
+    };
+    assert_eq!(line_of("tcp-inter-node"), Some(40_001), "{:?}", ids(&a));
+    assert_eq!(line_of("nccl-error"), Some(70_002), "{:?}", ids(&a));
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.id == "tcp-inter-node")
+        .unwrap();
+    assert!(
+        f.evidence[0].text.ends_with("via NET/Socket/0"),
+        "CR stripped: {:?}",
+        f.evidence[0].text
+    );
+}

@@ -33,14 +33,16 @@ pub enum Event<'a> {
     NoNetPlugin,
     /// `Using network X`, `Assigned NET plugin X to comm`, 2.3 `Using internal Network X`.
     UsingNetwork(&'a str),
-    /// `NET/IB : Using [0]mlx5_0:1/IB ...`; empty when the line lists no device
+    /// `NET/IB : Using [0]mlx5_0:1/IB ...`: the device list text, parsed by
+    /// `net_lines::ib_devices` when first stored; it lists nothing on a host without IB
     /// (`NET/IB : Using [RO]; OOB eth0` after `No device found`).
-    IbDevices(Vec<IbDevice>),
+    IbDevices(&'a str),
     IbNoDevice,
     /// `Failed to open libibverbs.so`.
     VerbsMissing,
-    /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`).
-    SocketInterfaces(Vec<&'a str>),
+    /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`):
+    /// the list text, parsed by `net_lines::socket_interfaces` when first stored.
+    SocketInterfaces(&'a str),
     /// `Bootstrap : Using eth0:...`: bootstrap only, not a transport.
     BootstrapInterface(&'a str),
     /// `NET/<name> : GPU Direct RDMA Enabled|Disabled for HCA ...` (§4.3).
@@ -331,6 +333,22 @@ fn net_link(rest: &str) -> Option<(&str, bool)> {
 /// `[ncclCommInitRank..] comm 0x.. rank R nranks N ... [commId 0x..] - Init START|COMPLETE`,
 /// `comm 0x.. ... - Destroy COMPLETE`.
 fn comm_line(msg: &str) -> Option<Event<'_>> {
+    enum Kind {
+        Start,
+        Complete,
+        Nodes,
+    }
+    let kind = if msg.ends_with("Init START") {
+        Kind::Start
+    } else if msg.ends_with("Init COMPLETE") {
+        Kind::Complete
+    } else if msg.ends_with("Destroy COMPLETE") {
+        return Some(Event::Destroyed);
+    } else if msg.starts_with("comm 0x") && msg.contains(" nNodes ") {
+        Kind::Nodes
+    } else {
+        return None;
+    };
     let mut comm = None;
     let mut rank = None;
     let mut nranks = None;
@@ -338,48 +356,46 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     let mut comm_id = None;
     let mut words = msg.split_ascii_whitespace();
     while let Some(word) = words.next() {
-        let value = match word {
-            "comm" | "rank" | "nranks" | "nRanks" | "nNodes" | "commId" => words.next(),
+        let slot = match word {
+            "comm" => &mut comm,
+            "rank" if rank.is_none() => &mut rank,
+            "nranks" | "nRanks" if nranks.is_none() => &mut nranks,
+            "nNodes" => &mut nnodes,
+            "commId" => &mut comm_id,
             _ => continue,
         };
-        let Some(value) = value else { break };
-        let number = parse_u32(value.as_bytes());
-        match word {
-            "comm" => comm = Some(value),
-            "rank" => rank = rank.or(number),
-            "nranks" | "nRanks" => nranks = nranks.or(number),
-            "nNodes" => nnodes = number,
-            _ => comm_id = Some(value),
+        *slot = words.next();
+        if slot.is_none() {
+            break;
         }
     }
-    let comm = comm?;
+    let number = |word: Option<&str>| word.and_then(|w| parse_u32(w.as_bytes()));
+    let (rank, nranks) = (number(rank), number(nranks));
     let init = InitLine {
-        comm,
+        comm: comm?,
         rank,
         nranks,
         comm_id,
     };
-    if msg.ends_with("Init START") {
-        Some(Event::InitStart(init))
-    } else if msg.ends_with("Init COMPLETE") {
-        Some(Event::InitComplete(init))
-    } else if msg.ends_with("Destroy COMPLETE") {
-        Some(Event::Destroyed)
-    } else if let (Some(rank), Some(nranks), Some(nnodes)) = (rank, nranks, nnodes) {
-        Some(Event::CommNodes {
-            comm,
-            rank,
-            nranks,
-            nnodes,
-        })
-    } else {
-        None
-    }
+    Some(match kind {
+        Kind::Start => Event::InitStart(init),
+        Kind::Complete => Event::InitComplete(init),
+        Kind::Nodes => Event::CommNodes {
+            comm: init.comm,
+            rank: rank?,
+            nranks: nranks?,
+            nnodes: number(nnodes)?,
+        },
+    })
 }
+
+static ARROW: std::sync::LazyLock<memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memmem::Finder::new(b" -> "));
 
 /// `init.cc:421 -> 5`, `group.cc:76 -> 5 [Async thread]`, `transport/net.cc:753 -> 6`.
 fn breadcrumb(msg: &str) -> Option<Event<'_>> {
-    let (location, code) = msg.split_once(" -> ")?;
+    let at = ARROW.find(msg.as_bytes())?;
+    let (location, code) = (&msg[..at], &msg[at + 4..]);
     let (file, line) = location.rsplit_once(':')?;
     let is_source = file.ends_with(".cc") || file.ends_with(".h") || file.ends_with(".cu");
     if !is_source || file.contains(' ') || parse_u32(line.as_bytes()).is_none() {

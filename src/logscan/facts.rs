@@ -6,13 +6,14 @@
 //! rank. Every collection is capped so memory stays bounded whatever the input: the first
 //! evidence for a fact is kept, later repeats only count.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::analysis::Evidence;
 use super::event::{Conn, Event, IbDevice, InitLine, OfiEvent};
 
 /// Upper bounds that keep memory flat on huge or hostile inputs.
 pub const MAX_PROCESSES: usize = 16_384;
+pub const MAX_RANKS: usize = 16_384;
 pub const MAX_EVIDENCE: usize = 5;
 const MAX_CONNECTION_KINDS: usize = 16;
 const MAX_OPEN_INITS: usize = 64;
@@ -25,16 +26,26 @@ const MAX_TEXT: usize = 400;
 #[derive(Clone, Copy)]
 pub struct Seen<'a> {
     pub source: &'a str,
+    /// Index of `source` in `Facts::sources`.
+    pub source_index: usize,
     pub line: u64,
-    pub text: &'a str,
+    /// The line as read (not necessarily UTF-8).
+    pub raw: &'a [u8],
 }
 
 impl Seen<'_> {
+    /// The line as text for evidence: trailing blanks removed, invalid UTF-8 replaced,
+    /// at most `MAX_TEXT` bytes.
+    pub fn text(&self) -> String {
+        let text = String::from_utf8_lossy(self.raw);
+        truncate(text.trim_end(), MAX_TEXT).to_string()
+    }
+
     pub fn evidence(&self) -> Evidence {
         Evidence {
             source: self.source.to_string(),
             line: self.line,
-            text: truncate(self.text.trim_end(), MAX_TEXT).to_string(),
+            text: self.text(),
         }
     }
 }
@@ -77,10 +88,12 @@ pub struct Fact<T> {
     pub evidence: Evidence,
 }
 
-fn set_once<T>(slot: &mut Option<Fact<T>>, value: T, seen: &Seen) {
+/// Records a fact the first time only; `value` is built only then (no allocation on the
+/// thousands of repeats).
+fn set_once<T>(slot: &mut Option<Fact<T>>, value: impl FnOnce() -> T, seen: &Seen) {
     if slot.is_none() {
         *slot = Some(Fact {
-            value,
+            value: value(),
             evidence: seen.evidence(),
         });
     }
@@ -202,12 +215,44 @@ impl ConnSeen {
     }
 }
 
+/// A line remembered cheaply: the source index instead of its name, the raw bytes (decoded
+/// only if it becomes evidence), and a buffer reused when the mark moves.
+#[derive(Debug, Clone, Default)]
+pub struct LineMark {
+    pub source: usize,
+    pub line: u64,
+    pub raw: Vec<u8>,
+}
+
+impl LineMark {
+    /// Points the mark at `seen`, reusing the buffer.
+    pub fn set(&mut self, seen: &Seen) {
+        self.source = seen.source_index;
+        self.line = seen.line;
+        self.raw.clear();
+        self.raw
+            .extend_from_slice(&seen.raw[..seen.raw.len().min(MAX_TEXT + 4)]);
+    }
+}
+
+/// A communicator init that started (`Init START`) and has not completed yet.
 #[derive(Debug, Clone)]
 pub struct OpenInit {
-    pub comm: String,
-    pub comm_id: Option<String>,
+    pub comm: u64,
+    pub comm_id: Option<u64>,
     pub nranks: Option<u32>,
-    pub evidence: Evidence,
+    pub mark: LineMark,
+}
+
+/// `0x7f10...` → its value; anything else gets a stable hash, so ids stay comparable.
+pub fn hex_id(text: &str) -> u64 {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    u64::from_str_radix(digits, 16).unwrap_or_else(|_| {
+        // FNV-1a: ids only need to be compared, never shown.
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    })
 }
 
 #[derive(Debug, Default)]
@@ -223,7 +268,8 @@ pub struct Rank {
     /// Joined a communicator with more than one rank.
     pub multi_rank_comm: bool,
     pub phase: Phase,
-    pub phase_evidence: Option<Evidence>,
+    /// The line that moved the rank into `phase` (see `Facts::phase_evidence`).
+    pub phase_mark: Option<LineMark>,
     pub open_inits: Vec<OpenInit>,
     pub completed_inits: u64,
     pub ring_gdr: Option<bool>,
@@ -233,7 +279,7 @@ pub struct Rank {
 #[derive(Debug, Default)]
 pub struct CommGroup {
     pub nranks: Option<u32>,
-    pub ranks: Vec<usize>,
+    pub ranks: HashSet<usize>,
     pub completed: bool,
 }
 
@@ -243,7 +289,10 @@ pub struct Facts {
     pub processes: Vec<Process>,
     pub ranks: Vec<Rank>,
     process_index: HashMap<String, usize>,
-    pub groups: HashMap<String, CommGroup>,
+    /// Keyed by `commId`.
+    pub groups: HashMap<u64, CommGroup>,
+    /// Line buffers of completed inits, reused for new ones (no allocation per `Init START`).
+    spare_marks: Vec<LineMark>,
     /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).
     pub job_versions: Vec<Fact<String>>,
     pub header_hosts: Vec<String>,
@@ -290,7 +339,7 @@ impl Facts {
         if let Some(&rank) = ranks.iter().find(|&&r| self.ranks[r].dev == dev) {
             return Some(rank);
         }
-        if ranks.len() >= MAX_LIST {
+        if ranks.len() >= MAX_LIST || self.ranks.len() >= MAX_RANKS {
             self.capped = true;
             return None;
         }
@@ -313,13 +362,13 @@ impl Facts {
         }
         let p = &mut self.processes[process];
         match event {
-            Event::Version(version) => set_once(&mut p.version, version.to_string(), seen),
+            Event::Version(version) => set_once(&mut p.version, || version.to_string(), seen),
             Event::CudaDriver(driver) => {
                 p.cuda_driver.get_or_insert_with(|| driver.to_string());
             }
             Event::PluginRequested(name) => {
                 p.net_init_seen = true;
-                set_once(&mut p.requested_plugin, name.to_string(), seen);
+                set_once(&mut p.requested_plugin, || name.to_string(), seen);
             }
             Event::PluginNotFound => {
                 p.net_init_seen = true;
@@ -331,7 +380,7 @@ impl Facts {
             }
             Event::PluginLoaded(name) => {
                 p.net_init_seen = true;
-                set_once(&mut p.loaded_plugin, name.to_string(), seen);
+                set_once(&mut p.loaded_plugin, || name.to_string(), seen);
             }
             Event::PluginIncompatible => push_failure(p, PluginFailure::Incompatible, seen),
             Event::NetInitialized(name) => {
@@ -374,11 +423,13 @@ impl Facts {
                     }
                 }
             }
-            Event::IbDevices(devices) => {
+            Event::IbDevices(list) => {
                 p.net_init_seen = true;
-                if !devices.is_empty() && p.ib_devices.is_empty() {
-                    p.ib_devices = devices;
-                    p.ib_devices_evidence = Some(seen.evidence());
+                if p.ib_devices.is_empty() {
+                    p.ib_devices = super::net_lines::ib_devices(list);
+                    if !p.ib_devices.is_empty() {
+                        p.ib_devices_evidence = Some(seen.evidence());
+                    }
                 }
             }
             Event::IbNoDevice => {
@@ -390,11 +441,14 @@ impl Facts {
             }
             Event::SocketInterfaces(names) => {
                 p.net_init_seen = true;
-                let names = names.into_iter().map(str::to_string).collect();
+                let names = || {
+                    let list = super::net_lines::socket_interfaces(names);
+                    list.into_iter().map(str::to_string).collect()
+                };
                 set_once(&mut p.socket_interfaces, names, seen);
             }
             Event::BootstrapInterface(name) => {
-                set_once(&mut p.bootstrap_interface, name.to_string(), seen)
+                set_once(&mut p.bootstrap_interface, || name.to_string(), seen)
             }
             Event::GdrNic { .. } => {}
             Event::Ofi(ofi) => self.apply_ofi(process, ofi, seen),
@@ -467,7 +521,7 @@ impl Facts {
                 fabric,
                 nics,
             } => {
-                set_once(&mut p.ofi_provider, provider.to_string(), seen);
+                set_once(&mut p.ofi_provider, || provider.to_string(), seen);
                 if let Some(fabric) = fabric {
                     p.ofi_fabric.get_or_insert_with(|| fabric.to_string());
                 }
@@ -522,53 +576,81 @@ impl Facts {
 
     fn set_phase(&mut self, rank: usize, phase: Phase, seen: &Seen) {
         let r = &mut self.ranks[rank];
-        if r.phase != phase || r.phase_evidence.is_none() {
-            r.phase = phase;
-            r.phase_evidence = Some(seen.evidence());
+        if r.phase == phase && r.phase_mark.is_some() {
+            return;
         }
+        r.phase = phase;
+        // Phases flip many times per communicator: reuse the text buffer.
+        r.phase_mark.get_or_insert_with(LineMark::default).set(seen);
+    }
+
+    /// The line that moved `rank` into its last phase.
+    pub fn phase_evidence(&self, rank: &Rank) -> Option<Evidence> {
+        rank.phase_mark
+            .as_ref()
+            .map(|mark| self.mark_evidence(mark))
+    }
+
+    pub fn mark_evidence(&self, mark: &LineMark) -> Evidence {
+        let seen = Seen {
+            source: self.sources.get(mark.source).map_or("", String::as_str),
+            source_index: mark.source,
+            line: mark.line,
+            raw: &mark.raw,
+        };
+        seen.evidence()
     }
 
     fn init_started(&mut self, rank: usize, init: InitLine, seen: &Seen) {
-        let r = &mut self.ranks[rank];
-        if r.open_inits.len() >= MAX_OPEN_INITS {
+        let comm_id = init.comm_id.map(hex_id);
+        if self.ranks[rank].open_inits.len() >= MAX_OPEN_INITS {
             self.capped = true;
         } else {
-            r.open_inits.push(OpenInit {
-                comm: init.comm.to_string(),
-                comm_id: init.comm_id.map(str::to_string),
+            let mut mark = self.spare_marks.pop().unwrap_or_default();
+            mark.set(seen);
+            self.ranks[rank].open_inits.push(OpenInit {
+                comm: hex_id(init.comm),
+                comm_id,
                 nranks: init.nranks,
-                evidence: seen.evidence(),
+                mark,
             });
         }
+        let r = &mut self.ranks[rank];
         if let (Some(number), Some(nranks)) = (init.rank, init.nranks)
             && nranks >= r.world.max(1)
         {
             r.world = nranks;
             r.rank = Some(number);
         }
-        let Some(id) = init.comm_id else { return };
-        if !self.groups.contains_key(id) && self.groups.len() >= MAX_COMM_GROUPS {
+        let Some(id) = comm_id else { return };
+        if !self.groups.contains_key(&id) && self.groups.len() >= MAX_COMM_GROUPS {
             self.capped = true;
             return;
         }
-        let group = self.groups.entry(id.to_string()).or_default();
+        let group = self.groups.entry(id).or_default();
         group.nranks = group.nranks.or(init.nranks);
-        if group.ranks.len() < MAX_RANKS_PER_GROUP && !group.ranks.contains(&rank) {
-            group.ranks.push(rank);
+        if group.ranks.len() < MAX_RANKS_PER_GROUP {
+            group.ranks.insert(rank);
         }
     }
 
     fn init_completed(&mut self, rank: usize, init: InitLine) {
+        let comm = hex_id(init.comm);
         let r = &mut self.ranks[rank];
         r.completed_inits += 1;
-        r.open_inits.retain(|open| open.comm != init.comm);
+        if let Some(at) = r.open_inits.iter().position(|open| open.comm == comm) {
+            let done = r.open_inits.swap_remove(at);
+            if self.spare_marks.len() < MAX_OPEN_INITS {
+                self.spare_marks.push(done.mark);
+            }
+        }
         if let (Some(number), Some(nranks)) = (init.rank, init.nranks)
             && nranks >= r.world.max(1)
         {
             r.world = nranks;
             r.rank = Some(number);
         }
-        if let Some(group) = init.comm_id.and_then(|id| self.groups.get_mut(id)) {
+        if let Some(group) = init.comm_id.and_then(|id| self.groups.get_mut(&hex_id(id))) {
             group.completed = true;
         }
     }

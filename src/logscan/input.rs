@@ -14,30 +14,66 @@ use crate::error::{Error, Result};
 pub const MAX_LINE: usize = 64 * 1024;
 const BUFFER: usize = 256 * 1024;
 
-/// Reads the next line into `buf` (without the newline), at most `MAX_LINE` bytes of it.
-/// Returns `false` at the end of the input.
-pub fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<bool> {
+/// Bytes read at a time. Lines are found inside a chunk, so a chunk holds whole lines.
+pub const CHUNK: usize = 1024 * 1024;
+
+/// Reads `reader` in chunks of whole lines and calls `f` with each: every line in a chunk
+/// ends with `\n` except, possibly, the last line of the input. A line longer than the
+/// buffer is cut at `MAX_LINE` bytes (passed as a chunk of its own) and the rest skipped, so
+/// memory stays at one buffer whatever the input.
+pub fn for_each_chunk(
+    reader: &mut impl Read,
+    buf: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8]),
+) -> io::Result<()> {
     buf.clear();
-    let mut any = false;
+    buf.resize(CHUNK, 0);
+    let mut filled = 0;
+    // Inside an over-long line whose head was already passed on.
+    let mut skipping = false;
     loop {
-        let available = match reader.fill_buf() {
-            Ok(bytes) => bytes,
+        let n = match reader.read(&mut buf[filled..]) {
+            Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if available.is_empty() {
-            return Ok(any);
+        if n == 0 {
+            if filled > 0 && !skipping {
+                f(&buf[..filled]);
+            }
+            return Ok(());
         }
-        any = true;
-        let (chunk, used, done) = match memchr::memchr(b'\n', available) {
-            Some(at) => (&available[..at], at + 1, true),
-            None => (available, available.len(), false),
-        };
-        let room = MAX_LINE.saturating_sub(buf.len());
-        buf.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        reader.consume(used);
-        if done {
-            return Ok(true);
+        filled += n;
+        let mut start = 0;
+        if skipping {
+            match memchr::memchr(b'\n', &buf[..filled]) {
+                Some(at) => {
+                    start = at + 1;
+                    skipping = false;
+                }
+                None => {
+                    filled = 0;
+                    continue;
+                }
+            }
+        }
+        match memchr::memrchr(b'\n', &buf[start..filled]) {
+            Some(at) => {
+                let end = start + at + 1;
+                f(&buf[start..end]);
+                buf.copy_within(end..filled, 0);
+                filled -= end;
+            }
+            None if filled - start == buf.len() => {
+                // One line fills the whole buffer: keep its head, drop the rest.
+                f(&buf[..MAX_LINE]);
+                filled = 0;
+                skipping = true;
+            }
+            None => {
+                buf.copy_within(start..filled, 0);
+                filled -= start;
+            }
         }
     }
 }
@@ -91,27 +127,35 @@ mod tests {
     use super::*;
 
     fn lines(input: &[u8]) -> Vec<Vec<u8>> {
-        let mut reader = input;
-        let mut buf = Vec::new();
         let mut out = Vec::new();
-        while read_line(&mut reader, &mut buf).unwrap() {
-            out.push(buf.clone());
-        }
+        let mut reader = input;
+        for_each_chunk(&mut reader, &mut Vec::new(), |chunk| {
+            let chunk = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+            out.extend(chunk.split(|b| *b == b'\n').map(<[u8]>::to_vec));
+        })
+        .unwrap();
         out
     }
 
     #[test]
-    fn splits_lines_and_keeps_a_last_line_without_newline() {
+    fn chunks_hold_whole_lines_and_keep_a_last_line_without_newline() {
         assert_eq!(
             lines(b"a\nb\r\n\nc"),
             vec![b"a".to_vec(), b"b\r".to_vec(), vec![], b"c".to_vec()]
         );
         assert!(lines(b"").is_empty());
+        // Lines that cross chunk boundaries arrive whole.
+        let text: Vec<u8> = (0..200_000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        let got = lines(&text);
+        assert_eq!(got.len(), 200_000);
+        assert_eq!(got[123_456], b"line 123456");
     }
 
     #[test]
     fn long_lines_are_cut_and_the_rest_skipped() {
-        let mut input = vec![b'x'; MAX_LINE * 3];
+        let mut input = vec![b'x'; CHUNK * 3 + 17];
         input.extend_from_slice(b"\nnext\n");
         let got = lines(&input);
         assert_eq!(got.len(), 2);

@@ -27,7 +27,7 @@ pub fn classify(msg: &str) -> Option<Event<'_>> {
         return socket(rest);
     }
     if let Some(rest) = msg.strip_prefix("NET : Using interface ") {
-        return Some(Event::SocketInterfaces(vec![interface_name(rest)]));
+        return Some(Event::SocketInterfaces(rest));
     }
     // 2.19+: `NET/<any network> : GPU Direct RDMA Enabled|Disabled for HCA ...`.
     gdr_nic(msg)
@@ -68,34 +68,48 @@ fn ib(rest: &str) -> Option<Event<'_>> {
     }
     if let Some(devices) = rest.strip_prefix("Using ") {
         // Devices come before `; OOB <if>`; the OOB interface is not a device.
-        let devices = devices.split("OOB").next().unwrap_or("");
-        let list = IB_DEVICE
-            .captures_iter(devices)
-            .take(64)
-            .map(|c| IbDevice {
-                name: c[1].to_string(),
-                link_layer: c[2].to_string(),
-            })
-            .collect();
-        return Some(Event::IbDevices(list));
+        let end = devices.find("OOB").unwrap_or(devices.len());
+        return Some(Event::IbDevices(&devices[..end]));
     }
     gdr_from(rest)
 }
 
+/// `[0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO];` or grouped `[0]={[0] mlx5_0:1/RoCE, ...}` →
+/// devices with their link layer.
+pub fn ib_devices(list: &str) -> Vec<IbDevice> {
+    if !list.contains('/') {
+        return Vec::new();
+    }
+    IB_DEVICE
+        .captures_iter(list)
+        .take(64)
+        .map(|c| IbDevice {
+            name: c[1].to_string(),
+            link_layer: c[2].to_string(),
+        })
+        .collect()
+}
+
 fn socket(rest: &str) -> Option<Event<'_>> {
     if let Some(list) = rest.strip_prefix("Using ") {
-        // `[0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>`
-        let names = list
-            .split_whitespace()
-            .filter_map(|item| item.strip_prefix('['))
-            .filter_map(|item| item.split_once(']'))
-            .map(|(_, iface)| interface_name(iface))
-            .filter(|name| !name.is_empty())
-            .take(64)
-            .collect();
-        return Some(Event::SocketInterfaces(names));
+        return Some(Event::SocketInterfaces(list));
     }
     gdr_from(rest)
+}
+
+/// `[0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>` → `eth0`, `eth1`; 2.3's single `eth0:10.0.0.1<0>`
+/// → `eth0`.
+pub fn socket_interfaces(list: &str) -> Vec<&str> {
+    if !list.starts_with('[') {
+        return vec![interface_name(list)];
+    }
+    list.split_whitespace()
+        .filter_map(|item| item.strip_prefix('['))
+        .filter_map(|item| item.split_once(']'))
+        .map(|(_, iface)| interface_name(iface))
+        .filter(|name| !name.is_empty())
+        .take(64)
+        .collect()
 }
 
 fn gdr_nic(msg: &str) -> Option<Event<'_>> {
@@ -113,12 +127,32 @@ fn gdr_from(rest: &str) -> Option<Event<'_>> {
     }
 }
 
-static PROVIDER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^Selected [Pp]rovider is ([^,\s(]+)(?:, fabric is ([^\s(]+))?(?: \(found (\d+) nics\))?",
-    )
-    .expect("valid regex")
-});
+/// `Selected Provider is efa`, `... is efa (found 4 nics)` (1.6–1.13),
+/// `Selected provider is efa, fabric is efa-direct (found 32 nics)` (1.14+).
+fn provider(rest: &str) -> Option<OfiEvent<'_>> {
+    let rest = rest
+        .strip_prefix("Selected Provider is ")
+        .or_else(|| rest.strip_prefix("Selected provider is "))?;
+    let end = rest.find([',', ' ', '(']).unwrap_or(rest.len());
+    let provider = &rest[..end];
+    if provider.is_empty() {
+        return None;
+    }
+    let fabric = rest[end..].strip_prefix(", fabric is ").map(|f| {
+        let end = f.find([' ', '(']).unwrap_or(f.len());
+        &f[..end]
+    });
+    let nics = rest
+        .find("(found ")
+        .map(|at| &rest[at + 7..])
+        .and_then(|n| n.split(' ').next())
+        .and_then(|n| parse_u32(n.as_bytes()));
+    Some(OfiEvent::Provider {
+        provider,
+        fabric,
+        nics,
+    })
+}
 
 /// An aws-ofi-nccl message (after `NET/OFI `).
 fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
@@ -129,12 +163,7 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
         return Some(OfiEvent::PluginVersion(version.trim()));
     }
     if rest.starts_with("Selected") {
-        let caps = PROVIDER.captures(rest)?;
-        return Some(OfiEvent::Provider {
-            provider: caps.get(1)?.as_str(),
-            fabric: caps.get(2).map(|m| m.as_str()),
-            nics: caps.get(3).and_then(|m| parse_u32(m.as_str().as_bytes())),
-        });
+        return provider(rest);
     }
     let provider_missing = [
         "Couldn't find any optimal provider",
@@ -154,14 +183,25 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     if init_failed.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::InitFailed);
     }
-    if rest.contains("disabling GDR") || rest.contains("GDR not supported") {
+    // Most NET/OFI lines are informational; test for the rare ones with one byte search each.
+    let bytes = rest.as_bytes();
+    if GDR.find(bytes).is_some()
+        && (rest.contains("disabling GDR") || rest.contains("GDR not supported"))
+    {
         return Some(OfiEvent::GdrOff);
     }
-    if rest.contains("fi_addr_efa") || rest.contains("EFA device") {
+    if EFA.find(bytes).is_some() || FI_ADDR_EFA.find(bytes).is_some() {
         return Some(OfiEvent::EfaRuntime);
     }
     None
 }
+
+static GDR: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"GDR"));
+static EFA: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"EFA device"));
+static FI_ADDR_EFA: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b"fi_addr_efa"));
 
 #[cfg(test)]
 mod tests {
@@ -208,27 +248,23 @@ mod tests {
 
     #[test]
     fn ib_devices_and_link_layers() {
-        let Some(Event::IbDevices(devs)) =
-            classify("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>")
-        else {
-            panic!("not parsed");
+        let devices = |line| match classify(line) {
+            Some(Event::IbDevices(list)) => ib_devices(list),
+            other => panic!("{other:?}"),
         };
+        let devs =
+            devices("NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>");
         let got: Vec<_> = devs
             .iter()
             .map(|d| (d.name.as_str(), d.link_layer.as_str()))
             .collect();
         assert_eq!(got, [("mlx5_0", "IB"), ("mlx5_1", "RoCE")]);
-        let Some(Event::IbDevices(devs)) = classify(
+        let devs = devices(
             "NET/IB : Using [0]={[0] mlx5_0:1/RoCE, [1] mlx5_1:1/RoCE} [1]={[0] mlx5_2:1/RoCE} ; OOB eth0:10.0.0.1<0>",
-        ) else {
-            panic!("not parsed");
-        };
+        );
         assert_eq!(devs.len(), 3);
         // What 2.28 prints on a host without IB, right after `No device found`.
-        assert_eq!(
-            classify("NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>"),
-            Some(Event::IbDevices(vec![]))
-        );
+        assert!(devices("NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>").is_empty());
         assert_eq!(
             classify("NET/IB : No device found."),
             Some(Event::IbNoDevice)
@@ -240,22 +276,20 @@ mod tests {
     }
 
     #[test]
-    fn socket_interfaces() {
+    fn socket_interfaces_of_every_era() {
+        let names = |line| match classify(line) {
+            Some(Event::SocketInterfaces(list)) => socket_interfaces(list),
+            other => panic!("{other:?}"),
+        };
         assert_eq!(
-            classify("NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>"),
-            Some(Event::SocketInterfaces(vec!["eth0", "eth1"]))
+            names("NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>"),
+            ["eth0", "eth1"]
         );
-        assert_eq!(
-            classify("NET/Socket : Using [0]lo:127.0.0.1<0>"),
-            Some(Event::SocketInterfaces(vec!["lo"]))
-        );
+        assert_eq!(names("NET/Socket : Using [0]lo:127.0.0.1<0>"), ["lo"]);
+        assert_eq!(names("NET : Using interface eth0:10.0.0.1<0>"), ["eth0"]);
         assert_eq!(
             classify("NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'"),
             Some(Event::GdrNic { enabled: false })
-        );
-        assert_eq!(
-            classify("NET : Using interface eth0:10.0.0.1<0>"),
-            Some(Event::SocketInterfaces(vec!["eth0"]))
         );
     }
 

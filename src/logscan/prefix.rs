@@ -8,9 +8,9 @@
 //! `host:pid:tid [dev]` immediately to its left; whatever is further left is the wrapper. Humans
 //! sometimes glue several records onto one line, so every marker in a line is a record.
 
-use std::sync::LazyLock;
+use std::borrow::Cow;
 
-use memchr::{memmem, memrchr};
+use memchr::memrchr;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -18,10 +18,25 @@ pub enum Level {
     Warn,
 }
 
-/// One NCCL record: the parsed prefix and the message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One NCCL record: its level and message. Where it came from (`origin`) is parsed only on
+/// demand, because most records are noise and are dropped after classification. Lines are
+/// bytes (logs need not be UTF-8); only the message is decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record<'a> {
     pub level: Level,
+    /// The message after `NCCL INFO ` / `NCCL WARN `, without trailing blanks or Ray's dedup
+    /// suffix.
+    pub msg: Cow<'a, str>,
+    line: &'a [u8],
+    /// `line[region.0..region.1]` holds NCCL's prefix; `region.1` is the marker.
+    region: (usize, usize),
+    /// Records glued after the first one on a line share no wrapper.
+    first: bool,
+}
+
+/// NCCL's `host:pid:tid [dev]` of a record and the wrapper text left of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Origin<'a> {
     pub host: Option<&'a str>,
     pub pid: Option<u32>,
     /// `host:pid` as written: the process identity, borrowed from the line.
@@ -29,54 +44,78 @@ pub struct Record<'a> {
     /// The local CUDA device in NCCL's `[dev]`, not the rank.
     pub dev: Option<u32>,
     /// Text left of NCCL's prefix: wrapper tags and, for WARN lines, the timestamp.
-    pub wrapper: &'a str,
-    /// The message after `NCCL INFO ` / `NCCL WARN `, without trailing blanks or Ray's dedup
-    /// suffix.
-    pub msg: &'a str,
+    pub wrapper: &'a [u8],
+    /// Everything from NCCL's prefix to the marker (`host:pid:tid [dev] `): equal bytes here
+    /// mean the same rank, which lets the caller cache the lookup.
+    pub prefix: &'a [u8],
 }
 
-static NCCL_MARKER: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"NCCL "));
+impl<'a> Record<'a> {
+    pub fn origin(&self) -> Origin<'a> {
+        let (from, to) = self.region;
+        let line = self.line;
+        let prefix = parse_prefix(&line[from..to]).shifted(from);
+        // Host and pid bytes are ASCII by construction.
+        let text = |a: usize, b: usize| std::str::from_utf8(&line[a..b]).ok();
+        Origin {
+            host: prefix.host.and_then(|(a, b)| text(a, b)),
+            pid: prefix.pid,
+            process: prefix.host.and_then(|(a, _)| text(a, prefix.pid_end)),
+            dev: prefix.dev,
+            wrapper: if self.first {
+                &line[..prefix.start]
+            } else {
+                b""
+            },
+            prefix: &line[prefix.start..to],
+        }
+    }
+
+    /// The bytes between the previous record (or the line start) and the marker.
+    pub fn before_marker(&self) -> &'a [u8] {
+        &self.line[self.region.0..self.region.1]
+    }
+}
 
 /// How far left of a marker we look for NCCL's prefix. WARN locations can be long C++
 /// signatures; anything beyond this is not a prefix.
 const PREFIX_WINDOW: usize = 600;
 
-/// Calls `f` for every NCCL record in `line`; returns whether there was any.
-pub fn for_each_record<'a>(line: &'a str, mut f: impl FnMut(Record<'a>)) -> bool {
-    let bytes = line.as_bytes();
-    let Some((first, level)) = find_marker(bytes, 0) else {
-        return false;
-    };
-    let prefix = parse_prefix(&bytes[..first]);
-    let wrapper = &line[..prefix.start];
-    let mut current = (level, prefix, first + MARKER_LEN);
+/// Calls `f` for every NCCL record in `line`, the first marker already found by
+/// `find_marker`.
+pub fn for_each_record_at<'a>(
+    line: &'a [u8],
+    first: (usize, Level),
+    mut f: impl FnMut(Record<'a>),
+) {
+    let (at, level) = first;
+    let mut current = (level, (0, at), at + MARKER_LEN);
+    let mut is_first = true;
     loop {
-        let (level, prefix, msg_start) = current;
-        let next = find_marker(bytes, msg_start);
+        let (level, region, msg_start) = current;
+        let next = find_marker(line, msg_start);
         // A glued record starts where the next marker's own prefix starts.
         let (msg_end, next_record) = match next {
             Some((m, next_level)) => {
-                let next_prefix = parse_prefix(&bytes[msg_start..m]).shifted(msg_start);
+                let next_start = msg_start + parse_prefix(&line[msg_start..m]).start;
                 (
-                    next_prefix.start,
-                    Some((next_level, next_prefix, m + MARKER_LEN)),
+                    next_start,
+                    Some((next_level, (msg_start, m), m + MARKER_LEN)),
                 )
             }
-            None => (bytes.len(), None),
+            None => (line.len(), None),
         };
         f(Record {
             level,
-            host: prefix.host.map(|(a, b)| &line[a..b]),
-            pid: prefix.pid,
-            process: prefix.host.map(|(a, _)| &line[a..prefix.pid_end]),
-            dev: prefix.dev,
-            wrapper,
             msg: clean_message(&line[msg_start.min(msg_end)..msg_end]),
+            line,
+            region,
+            first: is_first,
         });
+        is_first = false;
         match next_record {
             Some(record) => current = record,
-            None => return true,
+            None => return,
         }
     }
 }
@@ -84,39 +123,64 @@ pub fn for_each_record<'a>(line: &'a str, mut f: impl FnMut(Record<'a>)) -> bool
 /// `NCCL INFO ` and `NCCL WARN ` are both this long.
 const MARKER_LEN: usize = 10;
 
-fn find_marker(bytes: &[u8], from: usize) -> Option<(usize, Level)> {
-    let mut pos = from;
-    while pos < bytes.len() {
-        let at = pos + NCCL_MARKER.find(&bytes[pos..])?;
-        let tail = &bytes[at + 5..];
-        let level = if tail.starts_with(b"INFO") {
-            Some(Level::Info)
-        } else if tail.starts_with(b"WARN") {
-            Some(Level::Warn)
-        } else {
-            None
-        };
-        // "NCCL INFO" must end the line or be followed by a blank.
-        if let Some(level) = level
-            && tail.get(4).is_none_or(|b| *b == b' ')
-        {
-            return Some((at, level));
-        }
-        pos = at + 5;
-    }
-    None
+/// The next `NCCL INFO` / `NCCL WARN` marker at or after `from`. A byte search for `N` is
+/// cheaper than a substring search on lines this short.
+pub fn find_marker(bytes: &[u8], from: usize) -> Option<(usize, Level)> {
+    let haystack = bytes.get(from..)?;
+    memchr::memchr_iter(b'N', haystack)
+        .find_map(|at| marker_at(haystack, at))
+        .map(|(at, level)| (from + at, level))
 }
 
-/// Strips what wrappers append to a message: trailing blanks and Ray's
-/// ` [repeated 3x across cluster]`.
-fn clean_message(msg: &str) -> &str {
-    let msg = msg.trim();
-    if msg.ends_with("across cluster]")
-        && let Some(at) = msg.rfind(" [repeated ")
-    {
-        return msg[..at].trim_end();
+/// The first marker, and whether an ANSI escape (ESC) comes before it, in one pass: Ray and
+/// kubectl colour the wrapper, never NCCL's message.
+pub fn find_first_marker(bytes: &[u8]) -> (Option<(usize, Level)>, bool) {
+    for at in memchr::memchr2_iter(b'N', 0x1b, bytes) {
+        if bytes[at] == 0x1b {
+            return (find_marker(bytes, at), true);
+        }
+        if let Some(found) = marker_at(bytes, at) {
+            return (Some(found), false);
+        }
     }
-    msg
+    (None, false)
+}
+
+fn marker_at(bytes: &[u8], at: usize) -> Option<(usize, Level)> {
+    let tail = &bytes[at..];
+    if tail.len() < 9 || &tail[..5] != b"NCCL " {
+        return None;
+    }
+    let level = match &tail[5..9] {
+        b"INFO" => Level::Info,
+        b"WARN" => Level::Warn,
+        _ => return None,
+    };
+    // "NCCL INFO" must end the line or be followed by a blank.
+    tail.get(9)
+        .is_none_or(|b| *b == b' ')
+        .then_some((at, level))
+}
+
+/// Strips what wrappers append to a message (trailing blanks, Ray's
+/// ` [repeated 3x across cluster]`) and decodes it.
+fn clean_message(msg: &[u8]) -> Cow<'_, str> {
+    let mut msg = msg.trim_ascii();
+    if msg.ends_with(b"across cluster]")
+        && let Some(at) = memchr::memmem::rfind(msg, b" [repeated ")
+    {
+        msg = msg[..at].trim_ascii_end();
+    }
+    // This runs on every record and NCCL messages are ASCII: a word-at-a-time ASCII check is
+    // cheaper than UTF-8 validation of such short strings.
+    if msg.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8.
+        return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(msg) });
+    }
+    match std::str::from_utf8(msg) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(msg),
+    }
 }
 
 /// NCCL's `host:pid:tid [dev]` found left of a marker; `start` is where it begins (the end of
@@ -224,18 +288,29 @@ fn digits_before(bytes: &[u8], end: usize) -> Option<usize> {
     (1..=10).contains(&n).then(|| end - n)
 }
 
-fn is_host_byte(b: u8) -> bool {
+pub fn is_host_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')
 }
 
 pub fn parse_u32(digits: &[u8]) -> Option<u32> {
-    std::str::from_utf8(digits).ok()?.parse().ok()
+    if digits.is_empty() || digits.len() > 10 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + u64::from(b - b'0');
+    }
+    u32::try_from(value).ok()
 }
 
 /// A stable name for the wrapper's identity tag (mpirun `[1,3]`, srun `3`, torch `[rank3]`,
 /// Ray `(RayTrainWorker pid=1, ip=..)`, a pdsh/kubectl host), used to tell ranks apart when
 /// NCCL's own `host:pid` was cut away. Timestamps are dropped: they change on every line.
-pub fn wrapper_tag(wrapper: &str) -> Option<String> {
+pub fn wrapper_tag(wrapper: &[u8]) -> Option<String> {
+    let wrapper = String::from_utf8_lossy(wrapper);
     // CloudWatch: `  | 2024-..Z | `; keep what is left of the first bar.
     let mut tag = wrapper.split('|').next().unwrap_or("").trim();
     // A NCCL 2.26+ WARN timestamp `[2025-01-02 10:24:27]`.
@@ -251,25 +326,24 @@ pub fn wrapper_tag(wrapper: &str) -> Option<String> {
     (!tag.is_empty()).then(|| tag.chars().take(80).collect())
 }
 
-/// Removes ANSI colour sequences (`ESC [ ... m`) that survive in Ray and kubectl output.
-pub fn strip_ansi(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if c.is_ascii_alphabetic() {
-                        break;
-                    }
-                }
+/// Copies `line` into `out` without ANSI colour sequences (`ESC [ ... letter`), which survive
+/// in Ray and kubectl output.
+pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut rest = 0;
+    while let Some(at) = memchr::memchr(0x1b, &line[rest..]).map(|i| i + rest) {
+        out.extend_from_slice(&line[rest..at]);
+        let mut end = at + 1;
+        if line.get(end) == Some(&b'[') {
+            end += 1;
+            while end < line.len() && !line[end].is_ascii_alphabetic() {
+                end += 1;
             }
-            continue;
+            end = (end + 1).min(line.len());
         }
-        out.push(c);
+        rest = end;
     }
-    out
+    out.extend_from_slice(&line[rest..]);
 }
 
 #[cfg(test)]
@@ -278,23 +352,30 @@ mod tests {
 
     fn records(line: &str) -> Vec<Record<'_>> {
         let mut out = Vec::new();
-        for_each_record(line, |r| out.push(r));
+        if let Some(first) = find_marker(line.as_bytes(), 0) {
+            for_each_record_at(line.as_bytes(), first, |r| out.push(r));
+        }
         out
     }
 
-    fn one(line: &str) -> Record<'_> {
+    fn one(line: &str) -> (Record<'_>, Origin<'_>) {
         let recs = records(line);
         assert_eq!(recs.len(), 1, "{line}: {recs:?}");
-        recs[0]
+        let origin = recs[0].origin();
+        (recs.into_iter().next().unwrap(), origin)
     }
 
     #[test]
     fn plain_info_line() {
-        let r = one("vm:1643:1643 [0] NCCL INFO Using network Socket");
+        let (r, o) = one("vm:1643:1643 [0] NCCL INFO Using network Socket");
         assert_eq!(r.level, Level::Info);
-        assert_eq!((r.host, r.pid, r.dev), (Some("vm"), Some(1643), Some(0)));
-        assert_eq!(r.process, Some("vm:1643"));
-        assert_eq!((r.wrapper, r.msg), ("", "Using network Socket"));
+        assert_eq!((o.host, o.pid, o.dev), (Some("vm"), Some(1643), Some(0)));
+        assert_eq!(o.process, Some("vm:1643"));
+        assert_eq!(
+            (o.wrapper, r.msg.as_ref()),
+            (&b""[..], "Using network Socket")
+        );
+        assert_eq!(o.prefix, b"vm:1643:1643 [0] ");
     }
 
     #[test]
@@ -326,10 +407,10 @@ mod tests {
                 "ip-10-1-2-3",
             ),
         ] {
-            let r = one(line);
+            let (r, o) = one(line);
             assert_eq!(
-                (r.wrapper, r.host, r.msg),
-                (wrapper, Some(host), "x"),
+                (o.wrapper, o.host, r.msg.as_ref()),
+                (wrapper.as_bytes(), Some(host), "x"),
                 "{line}"
             );
         }
@@ -338,22 +419,28 @@ mod tests {
     #[test]
     fn warn_with_timestamp_and_cpp_signature() {
         let line = "[2026-01-02 10:24:27] ip-172-31-3-153:35115:35469 [2] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):208 NCCL WARN NET/OFI Failed to initialize sendrecv protocol";
-        let r = one(line);
+        let (r, o) = one(line);
         assert_eq!(r.level, Level::Warn);
         assert_eq!(
-            (r.host, r.pid, r.dev),
+            (o.host, o.pid, o.dev),
             (Some("ip-172-31-3-153"), Some(35115), Some(2))
         );
         assert_eq!(r.msg, "NET/OFI Failed to initialize sendrecv protocol");
-        assert_eq!(wrapper_tag(r.wrapper), None);
+        assert_eq!(wrapper_tag(o.wrapper), None);
     }
 
     #[test]
     fn pasted_records_without_host() {
-        let r = one("[3] NCCL INFO Using network IB");
-        assert_eq!((r.host, r.dev, r.msg), (None, Some(3), "Using network IB"));
-        let r = one("NCCL INFO Using network IB\r");
-        assert_eq!((r.host, r.dev, r.msg), (None, None, "Using network IB"));
+        let (r, o) = one("[3] NCCL INFO Using network IB");
+        assert_eq!(
+            (o.host, o.dev, r.msg.as_ref()),
+            (None, Some(3), "Using network IB")
+        );
+        let (r, o) = one("NCCL INFO Using network IB\r");
+        assert_eq!(
+            (o.host, o.dev, r.msg.as_ref()),
+            (None, None, "Using network IB")
+        );
     }
 
     #[test]
@@ -362,16 +449,20 @@ mod tests {
             "a:1:1 [0] NCCL INFO Using network IB        b:2:2 [1] NCCL INFO Using network Socket";
         let recs = records(line);
         assert_eq!(recs.len(), 2);
-        assert_eq!((recs[0].host, recs[0].msg), (Some("a"), "Using network IB"));
         assert_eq!(
-            (recs[1].host, recs[1].msg),
+            (recs[0].origin().host, recs[0].msg.as_ref()),
+            (Some("a"), "Using network IB")
+        );
+        assert_eq!(
+            (recs[1].origin().host, recs[1].msg.as_ref()),
             (Some("b"), "Using network Socket")
         );
+        assert_eq!(recs[1].origin().wrapper, b"");
     }
 
     #[test]
     fn ray_dedup_suffix_is_dropped() {
-        let r = one(
+        let (r, _) = one(
             "(RayTrainWorker pid=9, ip=10.0.0.1) h:9:9 [0] NCCL INFO Using network Libfabric [repeated 7x across cluster]",
         );
         assert_eq!(r.msg, "Using network Libfabric");
@@ -382,23 +473,37 @@ mod tests {
         assert!(records("NCCL version 2.11.4+cuda11.4").is_empty());
         assert!(records("torch NCCL error in: x").is_empty());
         assert!(records("NCCL INFOx").is_empty());
-        assert_eq!(one("h:1:1 [0] NCCL INFO").msg, "");
+        assert_eq!(one("h:1:1 [0] NCCL INFO").0.msg, "");
     }
 
     #[test]
     fn wrapper_tags() {
-        assert_eq!(wrapper_tag("[1,3]<stdout>:").as_deref(), Some("[1,3]"));
-        assert_eq!(wrapper_tag("3: ").as_deref(), Some("3"));
-        assert_eq!(wrapper_tag("[rank3]:").as_deref(), Some("[rank3]"));
-        assert_eq!(wrapper_tag("  | 2024-05-01T10:00:00Z | "), None);
-        assert_eq!(wrapper_tag(""), None);
+        assert_eq!(wrapper_tag(b"[1,3]<stdout>:").as_deref(), Some("[1,3]"));
+        assert_eq!(wrapper_tag(b"3: ").as_deref(), Some("3"));
+        assert_eq!(wrapper_tag(b"[rank3]:").as_deref(), Some("[rank3]"));
+        assert_eq!(wrapper_tag(b"  | 2024-05-01T10:00:00Z | "), None);
+        assert_eq!(wrapper_tag(b""), None);
     }
 
     #[test]
     fn ansi_codes_are_removed() {
+        let strip = |line: &[u8]| {
+            let mut out = Vec::new();
+            strip_ansi(line, &mut out);
+            out
+        };
         assert_eq!(
-            strip_ansi("\u{1b}[36m(RayTrainWorker pid=1)\u{1b}[0m x"),
-            "(RayTrainWorker pid=1) x"
+            strip("\u{1b}[36m(RayTrainWorker pid=1)\u{1b}[0m x".as_bytes()),
+            b"(RayTrainWorker pid=1) x"
+        );
+        // A cut sequence at the end, and a lone ESC.
+        assert_eq!(strip(b"a\x1b[3"), b"a");
+        assert_eq!(strip(b"a\x1bb"), b"ab");
+        let (marker, esc) = find_first_marker(b"\x1b[36m(w)\x1b[0m h:1:1 [0] NCCL INFO x");
+        assert!(esc && marker.is_some());
+        assert_eq!(
+            find_first_marker(b"h:1:1 [0] NCCL INFO x"),
+            (Some((10, Level::Info)), false)
         );
     }
 }

@@ -2,8 +2,7 @@
 //! facts, and at the end turns the facts into an `Analysis` (transport decision, rules,
 //! verdict).
 
-use std::borrow::Cow;
-use std::io::{self, BufRead, Read};
+use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -14,7 +13,7 @@ use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
 use super::event::{classify, version_number};
 use super::facts::{Fact, Facts, Seen};
 use super::input;
-use super::prefix::{Record, for_each_record, strip_ansi, wrapper_tag};
+use super::prefix::{self, Level, Record, strip_ansi, wrapper_tag};
 use super::rules::{self, Ctx};
 use super::transport::{self, Decision};
 use crate::error::Result;
@@ -53,13 +52,100 @@ pub struct Analyzer {
     options: Options,
     facts: Facts,
     buf: Vec<u8>,
+    ansi_buf: Vec<u8>,
+    recent: RecentPrefixes,
 }
 
-static NCCL: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"NCCL"));
+/// The last few `host:pid:tid [dev] ` prefixes and their ranks: NCCL logs come in runs of
+/// lines from the same thread, so most records skip prefix parsing and the hash lookup.
+#[derive(Default)]
+struct RecentPrefixes {
+    entries: Vec<(Vec<u8>, usize)>,
+    next: usize,
+}
+
+impl RecentPrefixes {
+    const SIZE: usize = 4;
+
+    fn find(&self, before_marker: &[u8]) -> Option<usize> {
+        self.entries.iter().find_map(|(prefix, rank)| {
+            let rest = before_marker.strip_suffix(prefix.as_slice())?;
+            // `xnode-1:5:5 [0] ` must not match the cached `node-1:5:5 [0] `.
+            let boundary = rest.last().is_none_or(|b| !prefix::is_host_byte(*b));
+            boundary.then_some(*rank)
+        })
+    }
+
+    fn remember(&mut self, prefix: &[u8], rank: usize) {
+        if self.entries.len() < Self::SIZE {
+            self.entries.push((prefix.to_vec(), rank));
+            return;
+        }
+        let slot = &mut self.entries[self.next];
+        slot.0.clear();
+        slot.0.extend_from_slice(prefix);
+        slot.1 = rank;
+        self.next = (self.next + 1) % Self::SIZE;
+    }
+}
+
 static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"nccl"));
+static UPPER_NCCL: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"NCCL"));
 static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
+/// The next `nccl`, `libfabric:` and `#` in a chunk, each searched once per chunk as the
+/// scan moves forward (`None`: no more in this chunk).
+#[derive(Default)]
+struct RareNeedles {
+    /// (position, searched from) per needle.
+    next: [Option<(Option<usize>, usize)>; 3],
+}
+
+impl RareNeedles {
+    /// The first occurrence of any of the needles at or after `from`.
+    fn next(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        for (i, slot) in self.next.iter_mut().enumerate() {
+            let stale = match slot {
+                None => true,
+                Some((Some(at), _)) => *at < from,
+                Some((None, _)) => false,
+            };
+            if stale {
+                let rest = &chunk[from.min(chunk.len())..];
+                let found = match i {
+                    0 => LOWER_NCCL.find(rest),
+                    1 => LIBFABRIC.find(rest),
+                    _ => memchr::memchr(b'#', rest),
+                };
+                *slot = Some((found.map(|at| from + at), from));
+            }
+            if let Some((Some(at), _)) = slot {
+                first = Some(first.map_or(*at, |f| f.min(*at)));
+            }
+        }
+        first
+    }
+}
+
+/// Counts newlines. Counting into a `u8` per 64-byte block lets the compiler use full-width
+/// SIMD compares; a `usize` counter per byte would not.
+fn count_newlines(bytes: &[u8]) -> u64 {
+    let blocks = bytes.chunks_exact(64);
+    let tail = blocks.remainder();
+    let mut total = 0u64;
+    for block in blocks {
+        let mut n = 0u8;
+        for &b in block {
+            n += u8::from(b == b'\n');
+        }
+        total += u64::from(n);
+    }
+    total + tail.iter().filter(|b| **b == b'\n').count() as u64
+}
+
 static HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
         .expect("valid regex")
@@ -70,21 +156,103 @@ impl Analyzer {
         Analyzer {
             options,
             facts: Facts::default(),
-            buf: Vec::with_capacity(1024),
+            buf: Vec::new(),
+            ansi_buf: Vec::new(),
+            recent: RecentPrefixes::default(),
         }
     }
 
     /// Reads one source to its end.
-    pub fn feed<R: BufRead>(&mut self, mut reader: R, source_name: &str) -> io::Result<()> {
+    pub fn feed<R: Read>(&mut self, mut reader: R, source_name: &str) -> io::Result<()> {
         self.facts.sources.push(source_name.to_string());
+        let source_index = self.facts.sources.len() - 1;
         let mut buf = std::mem::take(&mut self.buf);
-        let mut line = 0u64;
-        while input::read_line(&mut reader, &mut buf)? {
-            line += 1;
-            self.line(&buf, source_name, line);
-        }
+        let mut lines_before = 0u64;
+        let result = input::for_each_chunk(&mut reader, &mut buf, |chunk| {
+            self.chunk(chunk, source_name, source_index, &mut lines_before);
+        });
         self.buf = buf;
-        Ok(())
+        result
+    }
+
+    /// Finds the lines of a chunk that can matter and counts the others for line numbers.
+    /// Runs of NCCL records (init output) are read line by line; a line without a record
+    /// starts a gap, which is skipped with whole-chunk SIMD searches as grep does, so
+    /// training output between NCCL lines costs almost nothing.
+    fn chunk(&mut self, chunk: &[u8], source: &str, source_index: usize, lines_before: &mut u64) {
+        let mut rare = RareNeedles::default();
+        let mut pos = 0;
+        while pos < chunk.len() {
+            let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
+            let line = &chunk[pos..end.min(pos + input::MAX_LINE)];
+            if let (Some(marker), esc) = prefix::find_first_marker(line) {
+                *lines_before += 1;
+                self.records(line, marker, esc, source, source_index, *lines_before);
+                pos = end + 1;
+                continue;
+            }
+            // A gap: jump to the next line mentioning NCCL, looking at the lines in between
+            // only if they mention the rarer `nccl`, `libfabric:` or `#`.
+            let hit = UPPER_NCCL.find(&chunk[pos..]).map(|i| pos + i);
+            let gap_end = hit.map_or(chunk.len(), |hit| {
+                memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
+            });
+            pos = self.gap(
+                chunk,
+                pos,
+                gap_end,
+                &mut rare,
+                source,
+                source_index,
+                lines_before,
+            );
+            if let Some(hit) = hit {
+                pos = self.one_line(chunk, pos, hit, source, source_index, lines_before);
+            }
+        }
+    }
+
+    /// Lines in `chunk[from..to]` (whole lines, none with `NCCL`) that mention `nccl`,
+    /// `libfabric:` or `#`; counts the rest. Returns `to`.
+    #[allow(clippy::too_many_arguments)]
+    fn gap(
+        &mut self,
+        chunk: &[u8],
+        from: usize,
+        to: usize,
+        rare: &mut RareNeedles,
+        source: &str,
+        source_index: usize,
+        lines_before: &mut u64,
+    ) -> usize {
+        let mut pos = from;
+        while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
+            let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
+            *lines_before += count_newlines(&chunk[pos..start]);
+            pos = self.one_line(chunk, start, hit, source, source_index, lines_before);
+        }
+        if pos < to {
+            *lines_before += count_newlines(&chunk[pos..to]);
+        }
+        to.max(pos)
+    }
+
+    /// Analyzes the line that starts at `start` and contains `hit`; returns where the next
+    /// line starts. `lines_before` counts the lines before `start`.
+    fn one_line(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        hit: usize,
+        source: &str,
+        source_index: usize,
+        lines_before: &mut u64,
+    ) -> usize {
+        let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i);
+        *lines_before += 1;
+        let line = &chunk[start..end.min(start + input::MAX_LINE)];
+        self.line(line, source, source_index, *lines_before);
+        end + 1
     }
 
     /// Opens and reads a path (`-` is stdin, gzip detected by content).
@@ -95,56 +263,91 @@ impl Analyzer {
             .map_err(|e| crate::error::Error::read(path, e))
     }
 
-    fn line(&mut self, raw: &[u8], source: &str, line: u64) {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        // Cheap pre-filter: almost every useful line names NCCL.
-        let interesting = NCCL.find(raw).is_some()
-            || LOWER_NCCL.find(raw).is_some()
-            || LIBFABRIC.find(raw).is_some()
-            || raw.contains(&b'#');
-        if !interesting {
-            return;
-        }
-        let mut text = String::from_utf8_lossy(raw);
-        if text.contains('\u{1b}') {
-            text = Cow::Owned(strip_ansi(&text));
-        }
-        let source_index = self.facts.sources.len() - 1;
-        let seen = Seen {
-            source,
-            line,
-            text: &text,
-        };
-        let found = for_each_record(&text, |record| self.record(record, source_index, &seen));
-        if !found {
-            self.other_line(&seen);
+    fn line(&mut self, raw: &[u8], source: &str, source_index: usize, line: u64) {
+        match prefix::find_first_marker(raw) {
+            (Some(marker), esc) => self.records(raw, marker, esc, source, source_index, line),
+            (None, _) => {
+                let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+                let seen = Seen {
+                    source,
+                    source_index,
+                    line,
+                    raw,
+                };
+                self.other_line(&seen, &String::from_utf8_lossy(raw));
+            }
         }
     }
 
-    fn record(&mut self, record: Record, source_index: usize, seen: &Seen) {
-        let Some(event) = classify(record.level, record.msg) else {
+    /// A line with at least one NCCL record; `marker` is the first.
+    fn records(
+        &mut self,
+        raw: &[u8],
+        marker: (usize, Level),
+        esc: bool,
+        source: &str,
+        source_index: usize,
+        line: u64,
+    ) {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if !esc {
+            let seen = Seen {
+                source,
+                source_index,
+                line,
+                raw,
+            };
+            prefix::for_each_record_at(raw, marker, |record| self.record(record, &seen));
+            return;
+        }
+        // Colour codes around the wrapper: drop them so evidence reads cleanly.
+        let mut clean = std::mem::take(&mut self.ansi_buf);
+        strip_ansi(raw, &mut clean);
+        if let Some(marker) = prefix::find_marker(&clean, 0) {
+            let seen = Seen {
+                source,
+                source_index,
+                line,
+                raw: &clean,
+            };
+            prefix::for_each_record_at(&clean, marker, |record| self.record(record, &seen));
+        }
+        self.ansi_buf = clean;
+    }
+
+    fn record(&mut self, record: Record, seen: &Seen) {
+        let Some(event) = classify(record.level, &record.msg) else {
             return;
         };
-        let rank = match record.process {
-            Some(key) => self
-                .facts
-                .rank_for(key, None, record.host, record.pid, record.dev),
-            None => {
-                let tag = wrapper_tag(record.wrapper);
-                let key = format!("{source_index}\u{0}{}", tag.as_deref().unwrap_or(""));
-                self.facts
-                    .rank_for(&key, tag.as_deref(), None, None, record.dev)
-            }
-        };
-        if let Some(rank) = rank {
+        if let Some(rank) = self.rank_of(&record, seen.source_index) {
             self.facts.apply(rank, event, seen);
         }
     }
 
+    /// The rank a record belongs to: by NCCL's `host:pid` and device, else by the wrapper's
+    /// tag within the source.
+    fn rank_of(&mut self, record: &Record, source_index: usize) -> Option<usize> {
+        if let Some(rank) = self.recent.find(record.before_marker()) {
+            return Some(rank);
+        }
+        let origin = record.origin();
+        let Some(process) = origin.process else {
+            let tag = wrapper_tag(origin.wrapper);
+            let key = format!("{source_index}\u{0}{}", tag.as_deref().unwrap_or(""));
+            return self
+                .facts
+                .rank_for(&key, tag.as_deref(), None, None, origin.dev);
+        };
+        let rank = self
+            .facts
+            .rank_for(process, None, origin.host, origin.pid, origin.dev)?;
+        self.recent.remember(origin.prefix, rank);
+        Some(rank)
+    }
+
     /// Lines without an NCCL record: the bare version line (≤ 2.21), PyTorch's NCCL errors and
     /// watchdog timeouts, libfabric warnings, nccl-tests' rank table.
-    fn other_line(&mut self, seen: &Seen) {
-        let text = seen.text;
+    fn other_line(&mut self, seen: &Seen, text: &str) {
         let facts = &mut self.facts;
         if let Some(at) = text.find("NCCL version ")
             && let Some(version) = version_number(&text[at + 13..])
@@ -187,26 +390,31 @@ impl Analyzer {
 
     /// Decides the transport, runs the rules and returns the analysis.
     pub fn finish(self) -> Analysis {
+        self.analysis()
+    }
+
+    /// The analysis of everything fed so far; more sources may still be fed afterwards.
+    pub fn analysis(&self) -> Analysis {
         let expect = self.options.expect;
-        let facts = self.facts;
-        let decision = transport::decide(&facts, expect);
+        let facts = &self.facts;
+        let decision = transport::decide(facts, expect);
         let findings = rules::findings(&Ctx {
-            facts: &facts,
+            facts,
             decision: &decision,
             expect,
         });
         let verdict = rules::verdict(&findings);
         Analysis {
             schema: ANALYSIS_SCHEMA.to_string(),
-            nccl_versions: nccl_versions(&facts),
-            networks: networks(&facts),
-            ofi_provider: ofi_provider(&facts),
+            nccl_versions: nccl_versions(facts),
+            networks: networks(facts),
+            ofi_provider: ofi_provider(facts),
             nodes: decision.nodes,
-            ranks: rank_count(&facts),
+            ranks: rank_count(facts),
             inter_node_transport: decision.inter_node,
             socket_fallback: decision.socket_fallback,
             gdr: decision.gdr,
-            per_rank: per_rank(&facts, &decision),
+            per_rank: per_rank(facts, &decision),
             findings,
             verdict,
             hosts: decision.hosts.clone(),
@@ -287,10 +495,7 @@ fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
                 transports: sorted_unique(r.conns.iter().map(|c| c.label.clone()).collect()),
                 ofi_provider: p.ofi_provider.as_ref().map(|f| f.value.clone()),
                 nics: p.ofi_nics,
-                last_phase: r
-                    .phase_evidence
-                    .as_ref()
-                    .map(|_| r.phase.as_str().to_string()),
+                last_phase: r.phase_mark.as_ref().map(|_| r.phase.as_str().to_string()),
                 tag: p.tag.clone(),
                 cuda_driver: p.cuda_driver.clone(),
                 ofi_fabric: p.ofi_fabric.clone(),
@@ -315,4 +520,23 @@ fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
         ))
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_newlines_in_blocks_and_tails() {
+        let text: Vec<u8> = (0..1000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        assert_eq!(count_newlines(&text), 1000);
+        assert_eq!(
+            count_newlines(&text[..63]),
+            text[..63].iter().filter(|b| **b == b'\n').count() as u64
+        );
+        assert_eq!(count_newlines(&[b'\n'; 300]), 300);
+        assert_eq!(count_newlines(b""), 0);
+    }
 }

@@ -29,13 +29,16 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             p.label(),
             rank.phase.as_str()
         ));
-        evidence.push(open.evidence.clone());
-        if let Some(last) = &rank.phase_evidence
-            && *last != open.evidence
+        let started = facts.mark_evidence(&open.mark);
+        if let Some(last) = facts.phase_evidence(rank)
+            && last != started
         {
-            evidence.push(last.clone());
+            evidence.push(started);
+            evidence.push(last);
+        } else {
+            evidence.push(started);
         }
-        let group = open.comm_id.as_deref().and_then(|id| facts.groups.get(id));
+        let group = open.comm_id.and_then(|id| facts.groups.get(&id));
         if let Some(group) = group {
             let expected = group.nranks.unwrap_or(0) as usize;
             let seen = group.ranks.len();
@@ -220,7 +223,7 @@ pub fn capped(ctx: &Ctx, out: &mut Vec<Finding>) {
             "input-capped",
             Severity::Info,
             format!(
-                "the log is larger than netcheck tracks in detail (more than {} processes or many communicators); later details were counted but not stored",
+                "the log is larger than netcheck tracks in detail (more than {} processes or ranks, or many communicators); later details were counted but not stored",
                 crate::logscan::facts::MAX_PROCESSES
             ),
             vec![],
