@@ -21,7 +21,7 @@ pub struct Decision {
     pub seen: Vec<Transport>,
     pub socket_fallback: Option<bool>,
     /// Why an RDMA path was evidently attempted or present.
-    pub rdma_signals: Vec<(String, Evidence)>,
+    pub rdma_signals: Vec<Signal>,
     pub gdr: Option<bool>,
     pub nodes: Option<u32>,
     pub hosts: Vec<String>,
@@ -235,51 +235,57 @@ fn hosts(facts: &Facts) -> Vec<String> {
     hosts
 }
 
+/// Why an RDMA path counts as attempted or present, where, and the line that shows it.
+#[derive(Debug, Clone)]
+pub struct Signal {
+    pub why: String,
+    /// The process (`host:pid`) it was seen on, if it is about one.
+    pub on: Option<String>,
+    pub evidence: Evidence,
+}
+
 /// Evidence that an RDMA path was attempted or present (DESIGN.md `socket_fallback`).
-fn rdma_signals(
-    facts: &Facts,
-    per_rank: &[Option<(Transport, Evidence)>],
-) -> Vec<(String, Evidence)> {
+fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Vec<Signal> {
     let mut signals = Vec::new();
+    let mut push = |why: String, on: Option<String>, evidence: &Evidence| {
+        if signals.len() < 64 {
+            signals.push(Signal {
+                why,
+                on,
+                evidence: evidence.clone(),
+            });
+        }
+    };
     for p in &facts.processes {
+        let on = || Some(p.label());
         for (failure, evidence) in &p.plugin_failures {
             if *failure != PluginFailure::NoneUsable {
-                signals.push((
-                    format!("{} on {}", failure_text(*failure), p.label()),
-                    evidence.clone(),
-                ));
+                push(failure_text(*failure).to_string(), on(), evidence);
             }
         }
         if let Some(evidence) = &p.ib_devices_evidence {
-            signals.push((
-                format!("IB/RoCE devices listed on {}", p.label()),
-                evidence.clone(),
-            ));
+            push("IB/RoCE devices are listed".into(), on(), evidence);
             if let Some(failed) = &p.ib_init_failed {
-                signals.push((
-                    format!("NCCL's IB transport failed on {}", p.label()),
-                    failed.clone(),
-                ));
+                push("NCCL's IB transport failed".into(), on(), failed);
             }
         }
         if let Some(provider) = &p.ofi_provider {
+            let used_tcp = p
+                .ranks
+                .iter()
+                .any(|&r| rank_is(per_rank, r, Transport::Socket));
             if is_tcp_provider(&provider.value) {
                 let why = format!(
                     "the OFI plugin runs on libfabric's TCP provider `{}`",
                     provider.value
                 );
-                signals.push((why, provider.evidence.clone()));
-            } else if p
-                .ranks
-                .iter()
-                .any(|&r| rank_is(per_rank, r, Transport::Socket))
-            {
+                push(why, on(), &provider.evidence);
+            } else if used_tcp {
                 let why = format!(
-                    "provider `{}` was selected on {}, yet it used TCP",
-                    provider.value,
-                    p.label()
+                    "provider `{}` was selected, yet TCP was used",
+                    provider.value
                 );
-                signals.push((why, provider.evidence.clone()));
+                push(why, on(), &provider.evidence);
             }
         }
         if let Some(disabled) = p.env("NCCL_IB_DISABLE").filter(|f| f.value == "1") {
@@ -290,30 +296,48 @@ fn rdma_signals(
                 .chain(p.bootstrap_interface.iter().map(|f| &f.value))
                 .any(|name| name.starts_with("ib"));
             if ipoib || !p.ib_devices.is_empty() {
-                let why = format!(
-                    "NCCL_IB_DISABLE=1 on {} although it has IB interfaces",
-                    p.label()
-                );
-                signals.push((why, disabled.evidence.clone()));
+                let why = "NCCL_IB_DISABLE=1 although the host has IB interfaces".to_string();
+                push(why, on(), &disabled.evidence);
             }
         }
     }
     // Ranks that used RDMA while others used TCP: RDMA was there.
-    if per_rank
+    let socket = per_rank
         .iter()
         .flatten()
-        .any(|(t, _)| *t == Transport::Socket)
-    {
-        let rdma = per_rank
-            .iter()
-            .flatten()
-            .find(|(t, _)| matches!(t, Transport::Efa | Transport::Ib | Transport::Roce));
-        if let Some((t, evidence)) = rdma {
-            signals.push((format!("other ranks used {}", t.as_str()), evidence.clone()));
+        .any(|(t, _)| *t == Transport::Socket);
+    let rdma = per_rank
+        .iter()
+        .flatten()
+        .find(|(t, _)| matches!(t, Transport::Efa | Transport::Ib | Transport::Roce));
+    if let (true, Some((t, evidence))) = (socket, rdma) {
+        push(format!("other ranks used {}", t.as_str()), None, evidence);
+    }
+    signals
+}
+
+/// `why on a, b; other why`: the signals grouped by reason, for a message.
+pub fn describe(signals: &[Signal]) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for s in signals {
+        let on = s.on.as_deref();
+        match groups.iter_mut().find(|(why, _)| *why == s.why) {
+            Some((_, places)) => places.extend(on),
+            None => groups.push((&s.why, on.into_iter().collect())),
         }
     }
-    signals.truncate(super::facts::MAX_EVIDENCE * 2);
-    signals
+    let parts: Vec<String> = groups
+        .into_iter()
+        .map(|(why, mut places)| {
+            places.dedup();
+            match places.len() {
+                0 => why.to_string(),
+                n if n <= 3 => format!("{why} on {}", places.join(", ")),
+                n => format!("{why} on {} and {} more", places[..3].join(", "), n - 3),
+            }
+        })
+        .collect();
+    parts.join("; ")
 }
 
 fn rank_is(per_rank: &[Option<(Transport, Evidence)>], rank: usize, t: Transport) -> bool {
@@ -335,7 +359,7 @@ fn socket_fallback(
     facts: &Facts,
     inter_node: Transport,
     expect: Option<Transport>,
-    rdma_signals: &[(String, Evidence)],
+    rdma_signals: &[Signal],
 ) -> Option<bool> {
     match inter_node {
         Transport::None => return Some(false),

@@ -2,6 +2,7 @@
 //! function in the table below; each has a fixture that triggers it and one that must not
 //! (tests/analyze.rs). The verdict follows from the findings' severities.
 
+mod context;
 mod health;
 mod network;
 
@@ -30,7 +31,7 @@ const RULES: &[Rule] = &[
     network::ofi_tcp_provider,
     network::ib_disabled,
     network::tcp_inter_node,
-    network::unknown_transport,
+    context::unknown_transport,
     network::gdr_disabled,
     network::socket_interface,
     health::init_incomplete,
@@ -38,10 +39,10 @@ const RULES: &[Rule] = &[
     health::nccl_warnings,
     health::mixed_versions,
     health::nic_count_mismatch,
-    network::single_node,
-    network::simulated_nodes,
-    network::tuner_probe_hint,
-    network::verbs_missing,
+    context::single_node,
+    context::simulated_nodes,
+    context::tuner_probe_hint,
+    context::verbs_missing,
     health::capped,
 ];
 
@@ -79,6 +80,21 @@ fn finding(
         evidence,
         hint,
     }
+}
+
+const DEBUG_HINT: &str = "capture the whole log from NCCL init on with NCCL_DEBUG=INFO \
+(NCCL_DEBUG_SUBSYS=INIT,NET is enough)";
+
+/// Evidence of one rank whose inter-node transport is `t`.
+pub(super) fn first_evidence(ctx: &Ctx, t: Transport) -> Vec<Evidence> {
+    ctx.decision
+        .per_rank
+        .iter()
+        .flatten()
+        .filter(|(x, _)| *x == t)
+        .map(|(_, e)| e.clone())
+        .take(1)
+        .collect()
 }
 
 /// `a, b, c and 4 more`: names for a message, never unbounded.

@@ -2,18 +2,16 @@
 //! interfaces, GDR, and the explanations that keep single-node logs from looking like a
 //! fallback.
 
-use super::{Ctx, finding, labels, list};
+use super::{Ctx, DEBUG_HINT, finding, first_evidence, labels, list};
 use crate::logscan::analysis::{Finding, Severity, Transport};
 use crate::logscan::facts::{PluginFailure, Process};
-use crate::logscan::transport::{failure_text, is_tcp_provider};
+use crate::logscan::transport::{describe, failure_text, is_tcp_provider};
 
 const EFA_HINT: &str = "check that the pod requests `vpc.amazonaws.com/efa` (and the node runs the EFA \
 device plugin), that `fi_info -p efa` lists devices inside the container, that FI_PROVIDER is unset \
 or `efa`, and that aws-ofi-nccl is on LD_LIBRARY_PATH (or named by NCCL_NET_PLUGIN)";
 const IB_HINT: &str = "check that /dev/infiniband is visible in the container, `ibv_devices` lists \
 the HCAs, NCCL_IB_DISABLE is unset and NCCL_IB_HCA (if set) names existing devices";
-const DEBUG_HINT: &str = "capture the whole log from NCCL init on with NCCL_DEBUG=INFO \
-(NCCL_DEBUG_SUBSYS=INIT,NET is enough)";
 
 fn expect_hint(expect: Transport) -> String {
     match expect {
@@ -67,38 +65,21 @@ pub fn expectation(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// Evidence of one rank whose inter-node transport is `t`.
-fn first_evidence(ctx: &Ctx, t: Transport) -> Vec<crate::logscan::analysis::Evidence> {
-    ctx.decision
-        .per_rank
-        .iter()
-        .flatten()
-        .filter(|(x, _)| *x == t)
-        .map(|(_, e)| e.clone())
-        .take(1)
-        .collect()
-}
-
 pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
     if ctx.decision.socket_fallback != Some(true) {
         return;
     }
-    let reasons: Vec<String> = ctx
-        .decision
-        .rdma_signals
-        .iter()
-        .map(|(why, _)| why.clone())
-        .collect();
-    let why = if reasons.is_empty() {
+    let signals = &ctx.decision.rdma_signals;
+    let why = if signals.is_empty() {
         format!(
             "`--expect {}` asked for RDMA",
             ctx.expect.map_or("?", |t| t.as_str())
         )
     } else {
-        list(reasons)
+        describe(signals)
     };
     let mut evidence = first_evidence(ctx, Transport::Socket);
-    evidence.extend(ctx.decision.rdma_signals.iter().map(|(_, e)| e.clone()));
+    evidence.extend(signals.iter().map(|s| s.evidence.clone()));
     let failures: Vec<PluginFailure> = ctx
         .facts
         .processes
@@ -330,7 +311,7 @@ pub fn ib_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
         .decision
         .rdma_signals
         .iter()
-        .filter(|(why, _)| why.starts_with("NCCL_IB_DISABLE"))
+        .filter(|s| s.why.starts_with("NCCL_IB_DISABLE"))
         .collect();
     if signals.is_empty() {
         return;
@@ -339,7 +320,7 @@ pub fn ib_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
         "ib-disabled",
         Severity::Warn,
         "NCCL_IB_DISABLE=1 is set on hosts with InfiniBand interfaces".into(),
-        signals.iter().map(|(_, e)| e.clone()).collect(),
+        signals.iter().map(|s| s.evidence.clone()).collect(),
         Some("unset NCCL_IB_DISABLE unless TCP is intended (HPC-X's IBext plugin needs NCCL_IBEXT_DISABLE instead)".into()),
     ));
 }
@@ -367,57 +348,6 @@ pub fn tcp_inter_node(ctx: &Ctx, out: &mut Vec<Finding>) {
         format!("inter-node traffic went over TCP sockets; {why}"),
         first_evidence(ctx, Transport::Socket),
         Some(format!("if these nodes have EFA or InfiniBand, run with `--expect efa` or `--expect ib` and {EFA_HINT}")),
-    ));
-}
-
-pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
-    if ctx.decision.inter_node != Transport::Unknown || ctx.expect.is_some() {
-        return;
-    }
-    let facts = ctx.facts;
-    // A failed or hanging init explains the missing transport better (other findings).
-    let init_stuck = facts.ranks.iter().any(|r| !r.open_inits.is_empty());
-    if !facts.no_net_plugin.is_empty() || init_stuck {
-        return;
-    }
-    let libfabric_unknown = ctx
-        .decision
-        .per_rank
-        .iter()
-        .flatten()
-        .find(|(t, _)| *t == Transport::Unknown);
-    let (message, evidence) = if facts.nccl_records == 0 {
-        (
-            "no NCCL_DEBUG=INFO lines found, so the transport cannot be told".to_string(),
-            vec![],
-        )
-    } else if let Some((_, e)) =
-        libfabric_unknown.filter(|(_, e)| e.text.contains("abric") || e.text.contains("OFI"))
-    {
-        (
-            "traffic used the OFI plugin (Libfabric), but no `Selected provider` line says whether that was EFA or TCP inside libfabric".to_string(),
-            vec![e.clone()],
-        )
-    } else if ctx.decision.nodes.is_some_and(|n| n > 1) {
-        (
-            format!(
-                "the log shows {} nodes, but no connection lines (`via NET/...`) or network selection that say what carried traffic between them",
-                ctx.decision.nodes.unwrap_or(0)
-            ),
-            vec![],
-        )
-    } else {
-        (
-            "the log does not say which transport carried inter-node traffic".to_string(),
-            vec![],
-        )
-    };
-    out.push(finding(
-        "transport-unknown",
-        Severity::Warn,
-        message,
-        evidence,
-        Some(DEBUG_HINT.into()),
     ));
 }
 
@@ -495,114 +425,5 @@ pub fn socket_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
         ),
         evidence,
         Some("set NCCL_SOCKET_IFNAME to the host's data interface (e.g. `eth0`), or exclude the bad ones with `^docker,lo,veth`".into()),
-    ));
-}
-
-pub fn single_node(ctx: &Ctx, out: &mut Vec<Finding>) {
-    if ctx.decision.inter_node != Transport::None {
-        return;
-    }
-    let mut kinds: Vec<String> = ctx
-        .facts
-        .ranks
-        .iter()
-        .flat_map(|r| r.conns.iter().map(|c| c.label.clone()))
-        .collect();
-    kinds.sort();
-    kinds.dedup();
-    let networks: Vec<String> = ctx
-        .facts
-        .ranks
-        .iter()
-        .filter_map(|r| r.network.as_ref().map(|f| f.value.clone()))
-        .collect();
-    let mut message = "no inter-node traffic: every connection stayed within a node".to_string();
-    if !kinds.is_empty() {
-        message.push_str(&format!(" ({})", list(kinds)));
-    }
-    if let Some(network) = networks.first() {
-        message.push_str(&format!(
-            "; `Using network {network}` only names the module NCCL would use between nodes"
-        ));
-    }
-    let evidence = first_evidence(ctx, Transport::None);
-    out.push(finding(
-        "single-node",
-        Severity::Info,
-        message,
-        evidence,
-        None,
-    ));
-}
-
-/// NCCL counted several nodes, but all ranks share one host name: NCCL_HOSTID or disabled
-/// P2P/SHM split one machine (how `netcheck run --simulate-nodes` exercises the network path).
-pub fn simulated_nodes(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let d = ctx.decision;
-    // A single pod's log shows one host too; it takes two ranks on one host to tell.
-    let ranks_seen = d.per_rank.iter().flatten().count();
-    if d.hosts.len() != 1 || ranks_seen < 2 || d.nodes.is_none_or(|n| n <= 1) {
-        return;
-    }
-    let causes = ["NCCL_HOSTID", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"];
-    let evidence: Vec<_> = ctx
-        .facts
-        .processes
-        .iter()
-        .flat_map(|p| causes.iter().filter_map(|var| p.env(var)))
-        .map(|f| f.evidence.clone())
-        .take(2)
-        .collect();
-    out.push(finding(
-        "simulated-nodes",
-        Severity::Info,
-        format!(
-            "NCCL counted {} nodes, but every rank runs on host `{}` (NCCL_HOSTID, or P2P and SHM disabled): the \"inter-node\" traffic stayed on this host",
-            d.nodes.unwrap_or(0),
-            d.hosts[0]
-        ),
-        evidence,
-        None,
-    ));
-}
-
-/// NCCL 2.22–2.25 opened a library without tuner symbols: usually a net plugin is on the path.
-pub fn tuner_probe_hint(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let facts = ctx.facts;
-    let plugin_lines = facts
-        .processes
-        .iter()
-        .any(|p| p.loaded_plugin.is_some() || p.ofi_version.is_some());
-    let probe = facts.processes.iter().find_map(|p| p.tuner_probe.clone());
-    let Some(probe) =
-        probe.filter(|_| !plugin_lines && ctx.decision.inter_node == Transport::Socket)
-    else {
-        return;
-    };
-    out.push(finding(
-        "plugin-on-path",
-        Severity::Info,
-        "a library without tuner symbols was probed (NCCL 2.22–2.25 does this for libnccl-net.so): a net plugin is probably installed, yet traffic used TCP; the NET/Plugin lines that would say why are not in the log".into(),
-        vec![probe],
-        Some(DEBUG_HINT.into()),
-    ));
-}
-
-pub fn verbs_missing(ctx: &Ctx, out: &mut Vec<Finding>) {
-    let evidence: Vec<_> = ctx
-        .facts
-        .processes
-        .iter()
-        .filter_map(|p| p.verbs_missing.clone())
-        .collect();
-    if evidence.is_empty() {
-        return;
-    }
-    out.push(finding(
-        "verbs-missing",
-        Severity::Info,
-        "libibverbs could not be opened: NCCL cannot use InfiniBand or RoCE in this environment".into(),
-        evidence,
-        Some("if the hosts have IB/RoCE, install rdma-core (libibverbs) in the image and expose /dev/infiniband".into()),
     ));
 }

@@ -1,0 +1,268 @@
+//! The data the fold builds: per-process and per-rank facts, each with the line that showed
+//! it, and the caps that keep it bounded.
+
+use std::collections::HashSet;
+
+use crate::logscan::analysis::Evidence;
+use crate::logscan::event::IbDevice;
+
+/// Upper bounds that keep memory flat on huge or hostile inputs.
+pub const MAX_PROCESSES: usize = 16_384;
+pub const MAX_RANKS: usize = 16_384;
+pub const MAX_EVIDENCE: usize = 5;
+pub(super) const MAX_CONNECTION_KINDS: usize = 16;
+pub(super) const MAX_OPEN_INITS: usize = 64;
+pub(super) const MAX_COMM_GROUPS: usize = 4_096;
+pub(super) const MAX_RANKS_PER_GROUP: usize = 1_024;
+pub(super) const MAX_LIST: usize = 64;
+pub(super) const MAX_TEXT: usize = 400;
+
+/// Where a line came from; turned into `Evidence` only when a fact needs it.
+#[derive(Clone, Copy)]
+pub struct Seen<'a> {
+    pub source: &'a str,
+    /// Index of `source` in `Facts::sources`.
+    pub source_index: usize,
+    pub line: u64,
+    /// The line as read (not necessarily UTF-8).
+    pub raw: &'a [u8],
+}
+
+impl Seen<'_> {
+    /// The line as text for evidence: trailing blanks removed, invalid UTF-8 replaced,
+    /// at most `MAX_TEXT` bytes.
+    pub fn text(&self) -> String {
+        let text = String::from_utf8_lossy(self.raw);
+        truncate(text.trim_end(), MAX_TEXT).to_string()
+    }
+
+    pub fn evidence(&self) -> Evidence {
+        Evidence {
+            source: self.source.to_string(),
+            line: self.line,
+            text: self.text(),
+        }
+    }
+}
+
+pub fn truncate(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The first few pieces of evidence for something, and how often it happened in total.
+#[derive(Debug, Default, Clone)]
+pub struct EvidenceList {
+    pub items: Vec<Evidence>,
+    pub total: u64,
+}
+
+impl EvidenceList {
+    pub fn push(&mut self, seen: &Seen) {
+        self.total += 1;
+        if self.items.len() < MAX_EVIDENCE {
+            self.items.push(seen.evidence());
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+}
+
+/// A fact and the line that first showed it.
+#[derive(Debug, Clone)]
+pub struct Fact<T> {
+    pub value: T,
+    pub evidence: Evidence,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginFailure {
+    /// `NCCL_NET_PLUGIN` named a library that could not be loaded.
+    RequestedNotFound,
+    /// The library has no usable `ncclNetPlugin_*` symbols.
+    Incompatible,
+    /// aws-ofi-nccl found no usable libfabric provider.
+    OfiProviderMissing,
+    /// aws-ofi-nccl gave up initialising.
+    OfiInitFailed,
+    /// 2.28+: `Failed to initialize NET plugin X` for an external plugin (or IB with devices).
+    InitFailed,
+    /// `Failed to initialize any NET plugin`.
+    NoneUsable,
+}
+
+#[derive(Debug, Default)]
+pub struct Process {
+    pub host: Option<String>,
+    pub pid: Option<u32>,
+    /// The wrapper's tag when NCCL's `host:pid` was missing.
+    pub tag: Option<String>,
+    pub version: Option<Fact<String>>,
+    pub cuda_driver: Option<String>,
+    pub requested_plugin: Option<Fact<String>>,
+    pub loaded_plugin: Option<Fact<String>>,
+    pub plugin_failures: Vec<(PluginFailure, Evidence)>,
+    /// Network modules that initialised (2.27+), e.g. `Socket`, `Libfabric`.
+    pub initialized: Vec<String>,
+    pub ib_devices: Vec<IbDevice>,
+    pub ib_devices_evidence: Option<Evidence>,
+    pub ib_no_device: bool,
+    pub ib_init_failed: Option<Evidence>,
+    pub verbs_missing: Option<Evidence>,
+    pub socket_interfaces: Option<Fact<Vec<String>>>,
+    pub bootstrap_interface: Option<Fact<String>>,
+    pub env: Vec<(String, Fact<String>)>,
+    pub ofi_version: Option<String>,
+    pub ofi_provider: Option<Fact<String>>,
+    pub ofi_fabric: Option<String>,
+    pub ofi_nics: Option<u32>,
+    pub ofi_gdr_off: Option<Evidence>,
+    pub efa_runtime: Option<Evidence>,
+    pub tuner_probe: Option<Evidence>,
+    /// Any line about choosing or initialising a network: we know what NCCL tried.
+    pub net_init_seen: bool,
+    pub ranks: Vec<usize>,
+}
+
+impl Process {
+    pub fn env(&self, var: &str) -> Option<&Fact<String>> {
+        self.env
+            .iter()
+            .find(|(name, _)| name == var)
+            .map(|(_, fact)| fact)
+    }
+
+    /// `host:pid`, `host`, or the wrapper tag: how people will recognise this process.
+    pub fn label(&self) -> String {
+        match (&self.host, self.pid, &self.tag) {
+            (Some(host), Some(pid), _) => format!("{host}:{pid}"),
+            (_, _, Some(tag)) => tag.clone(),
+            _ => "(no host in log)".to_string(),
+        }
+    }
+}
+
+/// How far a rank got; later phases compare greater. The last phase a rank logged is where
+/// it stopped if it hangs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Phase {
+    #[default]
+    Started,
+    NetInit,
+    InitStart,
+    Topology,
+    Connecting,
+    InitComplete,
+    Connected,
+    Destroyed,
+    Error,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Started => "started",
+            Phase::NetInit => "net-init",
+            Phase::InitStart => "init-start (bootstrap)",
+            Phase::Topology => "topology",
+            Phase::Connecting => "connecting",
+            Phase::InitComplete => "init-complete",
+            Phase::Connected => "connected",
+            Phase::Destroyed => "destroyed",
+            Phase::Error => "error",
+        }
+    }
+}
+
+/// One kind of connection a rank made, e.g. `NET/Socket` or `P2P/CUMEM`.
+#[derive(Debug, Clone)]
+pub struct ConnSeen {
+    pub label: String,
+    /// For NET and CollNet: the network name as NCCL printed it.
+    pub network: Option<String>,
+    pub gdr: bool,
+    pub count: u64,
+    pub evidence: Evidence,
+}
+
+impl ConnSeen {
+    pub fn is_network(&self) -> bool {
+        self.network.is_some()
+    }
+}
+
+/// A line remembered cheaply: the source index instead of its name, the raw bytes (decoded
+/// only if it becomes evidence), and a buffer reused when the mark moves.
+#[derive(Debug, Clone, Default)]
+pub struct LineMark {
+    pub source: usize,
+    pub line: u64,
+    pub raw: Vec<u8>,
+}
+
+impl LineMark {
+    /// Points the mark at `seen`, reusing the buffer.
+    pub fn set(&mut self, seen: &Seen) {
+        self.source = seen.source_index;
+        self.line = seen.line;
+        self.raw.clear();
+        self.raw
+            .extend_from_slice(&seen.raw[..seen.raw.len().min(MAX_TEXT + 4)]);
+    }
+}
+
+/// A communicator init that started (`Init START`) and has not completed yet.
+#[derive(Debug, Clone)]
+pub struct OpenInit {
+    pub comm: u64,
+    pub comm_id: Option<u64>,
+    pub nranks: Option<u32>,
+    pub mark: LineMark,
+}
+
+/// `0x7f10...` → its value; anything else gets a stable hash, so ids stay comparable.
+pub fn hex_id(text: &str) -> u64 {
+    let digits = text.strip_prefix("0x").unwrap_or(text);
+    u64::from_str_radix(digits, 16).unwrap_or_else(|_| {
+        // FNV-1a: ids only need to be compared, never shown.
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    })
+}
+
+#[derive(Debug, Default)]
+pub struct Rank {
+    pub process: usize,
+    pub dev: Option<u32>,
+    /// NCCL rank in the largest communicator this rank joined.
+    pub rank: Option<u32>,
+    pub world: u32,
+    pub network: Option<Fact<String>>,
+    pub conns: Vec<ConnSeen>,
+    pub max_nnodes: Option<Fact<u32>>,
+    /// Joined a communicator with more than one rank.
+    pub multi_rank_comm: bool,
+    pub phase: Phase,
+    /// The line that moved the rank into `phase` (see `Facts::phase_evidence`).
+    pub phase_mark: Option<LineMark>,
+    pub open_inits: Vec<OpenInit>,
+    pub completed_inits: u64,
+    pub ring_gdr: Option<bool>,
+}
+
+/// Ranks that logged `Init START` for one `commId` (2.19+), to spot ranks that never joined.
+#[derive(Debug, Default)]
+pub struct CommGroup {
+    pub nranks: Option<u32>,
+    pub ranks: HashSet<usize>,
+    pub completed: bool,
+}

@@ -1,0 +1,165 @@
+//! Rules that explain rather than accuse: why the transport is unknown, why `Using network`
+//! in a single-node log is not traffic, simulated nodes on one host, hints about libraries.
+
+use super::{Ctx, DEBUG_HINT, finding, first_evidence, list};
+use crate::logscan::analysis::{Finding, Severity, Transport};
+
+pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.decision.inter_node != Transport::Unknown || ctx.expect.is_some() {
+        return;
+    }
+    let facts = ctx.facts;
+    // A failed or hanging init explains the missing transport better (other findings).
+    let init_stuck = facts.ranks.iter().any(|r| !r.open_inits.is_empty());
+    if !facts.no_net_plugin.is_empty() || init_stuck {
+        return;
+    }
+    let libfabric_unknown = ctx
+        .decision
+        .per_rank
+        .iter()
+        .flatten()
+        .find(|(t, _)| *t == Transport::Unknown);
+    let (message, evidence) = if facts.nccl_records == 0 {
+        (
+            "no NCCL_DEBUG=INFO lines found, so the transport cannot be told".to_string(),
+            vec![],
+        )
+    } else if let Some((_, e)) =
+        libfabric_unknown.filter(|(_, e)| e.text.contains("abric") || e.text.contains("OFI"))
+    {
+        (
+            "traffic used the OFI plugin (Libfabric), but no `Selected provider` line says whether that was EFA or TCP inside libfabric".to_string(),
+            vec![e.clone()],
+        )
+    } else if ctx.decision.nodes.is_some_and(|n| n > 1) {
+        (
+            format!(
+                "the log shows {} nodes, but no connection lines (`via NET/...`) or network selection that say what carried traffic between them",
+                ctx.decision.nodes.unwrap_or(0)
+            ),
+            vec![],
+        )
+    } else {
+        (
+            "the log does not say which transport carried inter-node traffic".to_string(),
+            vec![],
+        )
+    };
+    out.push(finding(
+        "transport-unknown",
+        Severity::Warn,
+        message,
+        evidence,
+        Some(DEBUG_HINT.into()),
+    ));
+}
+
+pub fn single_node(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.decision.inter_node != Transport::None {
+        return;
+    }
+    let mut kinds: Vec<String> = ctx
+        .facts
+        .ranks
+        .iter()
+        .flat_map(|r| r.conns.iter().map(|c| c.label.clone()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let networks: Vec<String> = ctx
+        .facts
+        .ranks
+        .iter()
+        .filter_map(|r| r.network.as_ref().map(|f| f.value.clone()))
+        .collect();
+    let mut message = "no inter-node traffic: every connection stayed within a node".to_string();
+    if !kinds.is_empty() {
+        message.push_str(&format!(" ({})", list(kinds)));
+    }
+    if let Some(network) = networks.first() {
+        message.push_str(&format!(
+            "; `Using network {network}` only names the module NCCL would use between nodes"
+        ));
+    }
+    let evidence = first_evidence(ctx, Transport::None);
+    out.push(finding(
+        "single-node",
+        Severity::Info,
+        message,
+        evidence,
+        None,
+    ));
+}
+
+/// NCCL counted several nodes, but all ranks share one host name: NCCL_HOSTID or disabled
+/// P2P/SHM split one machine (how `netcheck run --simulate-nodes` exercises the network path).
+pub fn simulated_nodes(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let d = ctx.decision;
+    // A single pod's log shows one host too; it takes two ranks on one host to tell.
+    let ranks_seen = d.per_rank.iter().flatten().count();
+    if d.hosts.len() != 1 || ranks_seen < 2 || d.nodes.is_none_or(|n| n <= 1) {
+        return;
+    }
+    let causes = ["NCCL_HOSTID", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"];
+    let evidence: Vec<_> = ctx
+        .facts
+        .processes
+        .iter()
+        .flat_map(|p| causes.iter().filter_map(|var| p.env(var)))
+        .map(|f| f.evidence.clone())
+        .take(2)
+        .collect();
+    out.push(finding(
+        "simulated-nodes",
+        Severity::Info,
+        format!(
+            "NCCL counted {} nodes, but every rank runs on host `{}` (NCCL_HOSTID, or P2P and SHM disabled): the \"inter-node\" traffic stayed on this host",
+            d.nodes.unwrap_or(0),
+            d.hosts[0]
+        ),
+        evidence,
+        None,
+    ));
+}
+
+/// NCCL 2.22–2.25 opened a library without tuner symbols: usually a net plugin is on the path.
+pub fn tuner_probe_hint(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    let plugin_lines = facts
+        .processes
+        .iter()
+        .any(|p| p.loaded_plugin.is_some() || p.ofi_version.is_some());
+    let probe = facts.processes.iter().find_map(|p| p.tuner_probe.clone());
+    let Some(probe) =
+        probe.filter(|_| !plugin_lines && ctx.decision.inter_node == Transport::Socket)
+    else {
+        return;
+    };
+    out.push(finding(
+        "plugin-on-path",
+        Severity::Info,
+        "a library without tuner symbols was probed (NCCL 2.22–2.25 does this for libnccl-net.so): a net plugin is probably installed, yet traffic used TCP; the NET/Plugin lines that would say why are not in the log".into(),
+        vec![probe],
+        Some(DEBUG_HINT.into()),
+    ));
+}
+
+pub fn verbs_missing(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let evidence: Vec<_> = ctx
+        .facts
+        .processes
+        .iter()
+        .filter_map(|p| p.verbs_missing.clone())
+        .collect();
+    if evidence.is_empty() {
+        return;
+    }
+    out.push(finding(
+        "verbs-missing",
+        Severity::Info,
+        "libibverbs could not be opened: NCCL cannot use InfiniBand or RoCE in this environment".into(),
+        evidence,
+        Some("if the hosts have IB/RoCE, install rdma-core (libibverbs) in the image and expose /dev/infiniband".into()),
+    ));
+}
