@@ -146,7 +146,7 @@ pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
     let first = *msg.as_bytes().first()?;
     match first {
         b'C' => classify_c(msg),
-        b'R' if msg.starts_with("Ring ") => Some(connection(msg).unwrap_or(Event::Topology)),
+        b'R' if msg.starts_with("Ring ") => connection_or_layout(msg),
         b'T' if msg.starts_with("Trees") || msg.starts_with("Tree ") => Some(Event::Topology),
         b'T' if msg.starts_with("TUNER/Plugin: Failed to find ncclTunerPlugin_v4 ") => {
             Some(Event::TunerProbe)
@@ -205,7 +205,7 @@ pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
 
 fn classify_c(msg: &str) -> Option<Event<'_>> {
     if msg.starts_with("Channel ") || msg.starts_with("CollNet ") || msg.starts_with("Coll ") {
-        return Some(connection(msg).unwrap_or(Event::Topology));
+        return connection_or_layout(msg);
     }
     if let Some(rest) = msg.strip_prefix("Connected ") {
         let gdr = rest
@@ -289,11 +289,18 @@ fn env_echo(msg: &str) -> Option<Event<'_>> {
 static VIA: std::sync::LazyLock<memmem::Finder<'static>> =
     std::sync::LazyLock::new(|| memmem::Finder::new(b" via "));
 
-/// A `Channel`/`Ring`/`CollNet` line with ` via <transport>`; `None` for the ring-order and
-/// graph lines that have no `via`, and for lines cut before the transport.
-fn connection(msg: &str) -> Option<Event<'_>> {
-    let at = VIA.find(msg.as_bytes())?;
-    let via = msg[at + 5..].trim();
+/// A connection (` via <transport>`), else a ring/graph layout line; `None` for a connection
+/// line cut before its transport is complete (Ray's dedup does that), which says nothing.
+fn connection_or_layout(msg: &str) -> Option<Event<'_>> {
+    match VIA.find(msg.as_bytes()) {
+        Some(at) => connection(&msg[at + 5..]),
+        None => Some(Event::Topology),
+    }
+}
+
+/// The transport after ` via `.
+fn connection(via: &str) -> Option<Event<'_>> {
+    let via = via.trim();
     let conn = if let Some(rest) = via.strip_prefix("NET/") {
         let (name, gdr) = net_link(rest)?;
         Conn::Net { name, gdr }
@@ -482,10 +489,10 @@ mod tests {
             info("Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1"),
             Some(Event::Topology)
         );
-        // Cut by a wrapper in the middle of the transport.
+        // Cut by a wrapper in the middle of the transport: no evidence either way.
         assert_eq!(
             info("Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfa"),
-            Some(Event::Topology)
+            None
         );
         assert_eq!(
             info("Connected all rings, use ring PXN 0 GDR 1"),

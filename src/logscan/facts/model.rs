@@ -32,7 +32,14 @@ impl Seen<'_> {
     /// The line as text for evidence: trailing blanks removed, invalid UTF-8 replaced,
     /// at most `MAX_TEXT` bytes.
     pub fn text(&self) -> String {
-        let text = String::from_utf8_lossy(self.raw);
+        let mut clean = Vec::new();
+        let raw = if self.raw.contains(&0x1b) {
+            crate::logscan::prefix::strip_ansi(self.raw, &mut clean);
+            &clean
+        } else {
+            self.raw
+        };
+        let text = String::from_utf8_lossy(raw);
         truncate(text.trim_end(), MAX_TEXT).to_string()
     }
 
