@@ -2,7 +2,8 @@
 //! fell back to TCP sockets, and why — with the log lines that show it.
 //!
 //! The pipeline, one module per step, in data-flow order:
-//! 1. `input`  — open files / `.gz` / stdin, read bounded lines (bytes, lossy UTF-8).
+//! 1. `input`  — open files / `.gz` / stdin, read 1 MiB chunks of whole lines (bytes; lines
+//!    cut at 64 KiB). `scan` finds the lines that matter inside a chunk, as grep does.
 //! 2. `prefix` — find `NCCL INFO`/`NCCL WARN` records anywhere in a line and parse NCCL's
 //!    `host:pid:tid [dev]` to their left, whatever wrapper (mpirun, srun, Ray, kubectl...) is
 //!    further left.
@@ -19,7 +20,8 @@
 //!   (plain or gzip). `source_name` labels the evidence (`<stdin>`, a file name, a pod name).
 //! - [`Analyzer`]: several sources as one job — `Analyzer::new(options)`, then
 //!   `feed(reader, name)` per rank log (what `run` does with one file per rank) or per pod log
-//!   (`launch`), or `feed_path(path)`, then `finish() -> Analysis`.
+//!   (`launch`), or `feed_path(path)`, then `analysis() -> Analysis` (more sources may follow)
+//!   or `finish()`.
 //! - [`analyze_paths`]`(&[PathBuf], &Options) -> Result<Analysis>`: files (`-` = stdin);
 //!   a missing or unreadable file is `Error::Read` naming it (exit 2).
 //! - [`render::text`] / [`render::markdown`]: human output.
