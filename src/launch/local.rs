@@ -18,7 +18,7 @@ use crate::config::BenchConfig;
 use crate::console::TablePrinter;
 use crate::engine::{gpu, library};
 use crate::error::{Error, Outcome, Result};
-use crate::logscan::{Analysis, Transport};
+use crate::logscan::{Analysis, Analyzer, Options, Severity, Transport};
 use crate::probe::counters;
 use crate::rendezvous::{TOKEN_ENV, random_hex};
 use crate::results::{HostInfo, NcclInfo, RankInfo, RowSink, RunRecord, RunStatus, now_rfc3339};
@@ -395,7 +395,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             _ => Err(run_error(status, &progress)),
         };
     }
-    record.analysis = analyse_logs(&opts.out, &record);
+    record.analysis = analyse_logs(&opts.out, &opts.config);
     let verdict = judge(&opts.config, &record);
     record.save(&results_path)?;
     summarize(&record, &verdict, &results_path);
@@ -535,9 +535,30 @@ fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str
     }
 }
 
-/// The transport analysis of the ranks' NCCL logs (filled in once `logscan` is wired).
-fn analyse_logs(_out: &Path, _record: &RunRecord) -> Option<Analysis> {
-    None
+/// The transport analysis of every rank's NCCL log (`logs/rank-N.log`), as one job.
+fn analyse_logs(out: &Path, config: &BenchConfig) -> Option<Analysis> {
+    let expect = config
+        .expect
+        .transport
+        .as_deref()
+        .filter(|t| *t != "any")
+        .and_then(|t| t.parse::<Transport>().ok());
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(out.join("logs"))
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    if logs.is_empty() {
+        return None;
+    }
+    let mut analyzer = Analyzer::new(Options { expect });
+    for log in &logs {
+        if let Err(e) = analyzer.feed_path(log) {
+            eprintln!("netcheck: warning: {e}");
+        }
+    }
+    Some(analyzer.finish())
 }
 
 /// Reasons the run fails its expectations (empty: pass).
@@ -591,19 +612,36 @@ fn judge(config: &BenchConfig, record: &RunRecord) -> Vec<String> {
             }
         }
     }
+    // Everything else the log analysis calls an error (a TCP fallback, a failed plugin on a
+    // multi-node run, an NCCL error) fails the run too.
+    if let Some(a) = &record.analysis {
+        for f in &a.findings {
+            if f.severity == Severity::Error && f.id != "expectation-not-met" {
+                reasons.push(format!("{} [{}]", f.message, f.id));
+            }
+        }
+    }
     reasons
 }
 
 fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
     if let Some(a) = &record.analysis {
+        let networks = if a.networks.is_empty() {
+            "-".to_string()
+        } else {
+            a.networks.join(", ")
+        };
         eprintln!(
-            "netcheck: inter-node transport: {}{}",
+            "netcheck: inter-node transport: {} (NCCL network module: {networks}){}",
             a.inter_node_transport.as_str(),
             match a.socket_fallback {
-                Some(true) => " (TCP socket fallback!)",
+                Some(true) => "; TCP socket fallback!",
                 _ => "",
             }
         );
+        for f in a.findings.iter().filter(|f| f.severity == Severity::Warn) {
+            eprintln!("netcheck: warning: {} [{}]", f.message, f.id);
+        }
     }
     let worst = record
         .rows
@@ -722,5 +760,69 @@ impl LogTail {
                 }
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out_with_log(fixture: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/logs/h200")
+            .join(fixture);
+        std::fs::copy(src, dir.path().join("logs/rank-0.log")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn rank_logs_are_analysed_and_an_unmet_expectation_fails_the_run() {
+        let dir = out_with_log("fakehosts-socket.log");
+        let mut config = BenchConfig::embedded_default();
+        config.expect.transport = Some("efa".into());
+        let mut record = RunRecord::new("run");
+        record.analysis = analyse_logs(dir.path(), &config);
+        let a = record.analysis.as_ref().expect("logs were analysed");
+        assert_eq!(a.inter_node_transport, Transport::Socket);
+        let reasons = judge(&config, &record);
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.contains("expected inter-node transport `efa`, NCCL used `socket`")),
+            "{reasons:?}"
+        );
+    }
+
+    #[test]
+    fn a_single_node_nvlink_run_passes_with_any() {
+        let dir = out_with_log("nvlink.log");
+        let config = BenchConfig::embedded_default();
+        let mut record = RunRecord::new("run");
+        record.analysis = analyse_logs(dir.path(), &config);
+        assert_eq!(
+            record.analysis.as_ref().unwrap().inter_node_transport,
+            Transport::None
+        );
+        assert!(judge(&config, &record).is_empty());
+    }
+
+    #[test]
+    fn wrong_elements_fail_the_run() {
+        let config = BenchConfig::embedded_default();
+        let mut record = RunRecord::new("run");
+        let row: crate::results::ResultRow = serde_json::from_value(serde_json::json!({
+            "op": "reduce_scatter", "dtype": "float32", "bytes": 1048576, "count": 131072,
+            "in_place": true, "time_us": {"mean": 13.0}, "algbw_gbs": 80.0, "busbw_gbs": 40.0, "wrong": 7
+        }))
+        .unwrap();
+        record.rows.push(row);
+        let reasons = judge(&config, &record);
+        assert!(
+            reasons[0].contains("7 wrong element(s)")
+                && reasons[0].contains("reduce_scatter 1M in-place"),
+            "{reasons:?}"
+        );
     }
 }
