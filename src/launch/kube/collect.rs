@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::launch::plan::{NodeVerdict, Outcome};
+use crate::logscan::{Analysis, Analyzer, Options};
 use crate::results::{HostInfo, NodeResult, PairResult, ResultRow, RunRecord, RunStatus};
 
 use super::nodes::NodeInfo;
@@ -111,6 +112,12 @@ pub fn judge(
                 .collect()
         })
         .unwrap_or_default();
+    // Rank 0's analysis covers every rank; without it (a pair that failed or hung), the pods'
+    // own logs still say which transport NCCL chose and where it stopped.
+    let analysis = good_record
+        .as_ref()
+        .and_then(|r| r.analysis.clone())
+        .or_else(|| analyse_pod_logs(&name, logs));
     Judged {
         pair: PairResult {
             name,
@@ -118,11 +125,25 @@ pub fn judge(
             status: status.into(),
             message: (!message.is_empty()).then_some(message),
             rows,
-            analysis: good_record.as_ref().and_then(|r| r.analysis.clone()),
+            analysis,
         },
         outcome,
         record: good_record,
     }
+}
+
+/// The NCCL log lines in the pods' logs (echoed by `netcheck run`), analysed as one job.
+fn analyse_pod_logs(group: &str, logs: &BTreeMap<usize, String>) -> Option<Analysis> {
+    if logs.is_empty() {
+        return None;
+    }
+    let mut analyzer = Analyzer::new(Options::default());
+    for (rank, text) in logs {
+        analyzer
+            .feed(text.as_bytes(), &format!("{group} rank {rank}"))
+            .ok()?;
+    }
+    Some(analyzer.finish())
 }
 
 fn pod_label(pod: &PodView) -> String {
@@ -390,6 +411,25 @@ mod tests {
         assert_eq!(j.outcome, Outcome::Pass);
         assert_eq!(j.pair.rows[0].group.as_deref(), Some("node-0+node-1"));
         assert_eq!(peak_busbw(&j.pair), Some(20.0));
+    }
+
+    #[test]
+    fn a_pair_without_a_result_is_analysed_from_its_pod_logs() {
+        let nccl = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/logs/h200/fakehosts-socket.log"),
+        )
+        .unwrap();
+        let logs = BTreeMap::from([(0, nccl)]);
+        let j = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 1, "Error"), pod(1, 1, "Error")],
+            &logs,
+            &[],
+        );
+        let a = j.pair.analysis.expect("analysed from the pod logs");
+        assert_eq!(a.inter_node_transport, crate::logscan::Transport::Socket);
     }
 
     #[test]
