@@ -17,6 +17,7 @@ pub mod launch;
 pub mod logscan;
 pub mod rendezvous;
 pub mod results;
+pub mod ingest;
 pub mod worker;
 
 pub mod fabric;

@@ -13,3 +13,4 @@ mod launch_flow;
 mod launch_manifest;
 mod launch_plan;
 mod rendezvous;
+mod ingest;
