@@ -18,6 +18,8 @@ pub mod logscan;
 pub mod rendezvous;
 pub mod results;
 pub mod ingest;
+pub mod report;
+pub mod gate;
 pub mod worker;
 
 pub mod fabric;

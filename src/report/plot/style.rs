@@ -1,0 +1,266 @@
+//! What the plots share: colours, the log₂ size axis, and the legend panel beside the chart.
+
+use std::ops::Range;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{DrawResult, WIDTH};
+use crate::report::model::size_label;
+
+/// Tableau-10: distinguishable, and readable on white.
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+pub const BASELINE: RGBColor = RGBColor(90, 90, 90);
+pub const THRESHOLD: RGBColor = RGBColor(200, 20, 20);
+pub const CEILING: RGBColor = RGBColor(0, 0, 0);
+
+/// Width of the legend panel on the right of every chart.
+pub const LEGEND_WIDTH: u32 = 360;
+
+pub fn font(size: u32) -> TextStyle<'static> {
+    ("sans-serif", size).into_font().color(&BLACK)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Solid,
+    Dashed,
+    Dotted,
+    /// A shaded range.
+    Band,
+    /// A single marker (published reference points).
+    Cross,
+}
+
+#[derive(Debug, Clone)]
+pub struct LegendEntry {
+    pub color: RGBColor,
+    pub mark: Mark,
+    pub text: String,
+}
+
+impl LegendEntry {
+    pub fn new(color: RGBColor, mark: Mark, text: impl Into<String>) -> LegendEntry {
+        LegendEntry {
+            color,
+            mark,
+            text: text.into(),
+        }
+    }
+}
+
+/// Splits the canvas into the chart (left) and the legend panel (right).
+pub fn split<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    root.split_horizontally(WIDTH - LEGEND_WIDTH)
+}
+
+/// Draws the legend entries top to bottom, long texts wrapped onto a second line; entries
+/// that don't fit are counted, not drawn.
+pub fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[LegendEntry],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (_, height) = area.dim_in_pixel();
+    let line_height = 19;
+    let bottom = height as i32 - 30;
+    let mut y = 60;
+    for (i, e) in entries.iter().enumerate() {
+        let lines = wrap(&e.text, 38);
+        if y + line_height * lines.len() as i32 > bottom {
+            let more = format!("… {} more (see report.json)", entries.len() - i);
+            area.draw(&Text::new(more, (8, y - 8), font(14)))?;
+            break;
+        }
+        sample(area, e, y)?;
+        for (k, line) in lines.iter().enumerate() {
+            area.draw(&Text::new(
+                line.clone(),
+                (52, y - 8 + k as i32 * line_height),
+                font(14),
+            ))?;
+        }
+        y += line_height * lines.len() as i32 + 6;
+    }
+    Ok(())
+}
+
+/// The line, band or marker of a legend entry, centred on `y`.
+fn sample<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, e: &LegendEntry, y: i32) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (x0, x1) = (8, 44);
+    match e.mark {
+        Mark::Solid => area.draw(&PathElement::new(
+            vec![(x0, y), (x1, y)],
+            e.color.stroke_width(3),
+        ))?,
+        Mark::Dashed | Mark::Dotted => {
+            let (dash, gap) = if e.mark == Mark::Dashed {
+                (8, 5)
+            } else {
+                (3, 4)
+            };
+            let mut x = x0;
+            while x < x1 {
+                let end = (x + dash).min(x1);
+                area.draw(&PathElement::new(
+                    vec![(x, y), (end, y)],
+                    e.color.stroke_width(3),
+                ))?;
+                x += dash + gap;
+            }
+        }
+        Mark::Band => area.draw(&Rectangle::new(
+            [(x0, y - 7), (x1, y + 7)],
+            e.color.mix(0.25).filled(),
+        ))?,
+        Mark::Cross => area.draw(&Cross::new((x0 + 18, y), 6, e.color.stroke_width(2)))?,
+    }
+    Ok(())
+}
+
+/// Splits a legend text into at most two lines of about `width` characters, at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    if text.chars().count() <= width {
+        return vec![text.to_string()];
+    }
+    let cut = text
+        .char_indices()
+        .filter(|(i, c)| *c == ' ' && text[..*i].chars().count() <= width)
+        .map(|(i, _)| i)
+        .next_back()
+        .unwrap_or_else(|| {
+            text.char_indices()
+                .nth(width)
+                .map_or(text.len(), |(i, _)| i)
+        });
+    vec![
+        text[..cut].trim_end().to_string(),
+        truncate(text[cut..].trim_start(), width),
+    ]
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        text.chars().take(max - 1).collect::<String>() + "…"
+    }
+}
+
+pub fn log2(bytes: u64) -> f64 {
+    (bytes.max(1) as f64).log2()
+}
+
+/// The log₂ x range for these sizes, padded a little, and the powers of two to label:
+/// every one, every second, fifth or tenth so that at most 11 labels show.
+pub fn size_axis(sizes: impl Iterator<Item = u64>) -> (Range<f64>, Vec<f64>) {
+    let (mut lo, mut hi) = (f64::MAX, f64::MIN);
+    for s in sizes {
+        lo = lo.min(log2(s));
+        hi = hi.max(log2(s));
+    }
+    if lo > hi {
+        (lo, hi) = (10.0, 30.0);
+    }
+    if hi - lo < 2.0 {
+        (lo, hi) = (lo - 1.0, hi + 1.0);
+    }
+    let span = hi.floor() - lo.ceil();
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .find(|s| span / s <= 10.0)
+        .unwrap_or(10.0);
+    let mut ticks = Vec::new();
+    let mut t = (lo / step).ceil() * step;
+    while t <= hi {
+        ticks.push(t);
+        t += step;
+    }
+    ((lo - 0.3)..(hi + 0.3), ticks)
+}
+
+/// Axis label for a log₂ coordinate: only whole powers of two are labelled.
+pub fn size_tick(x: &f64) -> String {
+    if (x - x.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    size_label(2f64.powf(x.round()).round() as u64)
+}
+
+/// Bandwidth axis labels: whole numbers, or one decimal on small scales.
+pub fn gbs_tick(max: f64) -> impl Fn(&f64) -> String {
+    move |v: &f64| {
+        if max < 10.0 {
+            format!("{v:.1}")
+        } else {
+            format!("{v:.0}")
+        }
+    }
+}
+
+/// `5 µs`, `250 µs`, `1.5 ms`, `2 s`.
+pub fn time_tick(us: &f64) -> String {
+    let us = *us;
+    if us >= 1e6 {
+        format!("{} s", trim(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", trim(us / 1e3))
+    } else {
+        format!("{} µs", trim(us))
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.1}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_axis_labels_powers_of_two_sparsely() {
+        let (range, ticks) = size_axis([1u64 << 10, 1 << 30].into_iter());
+        assert!(range.start < 10.0 && range.end > 30.0);
+        let labels: Vec<String> = ticks.iter().map(size_tick).collect();
+        assert_eq!(labels.first().unwrap(), "1K");
+        assert_eq!(labels.last().unwrap(), "1G");
+        assert!(labels.len() <= 11, "{labels:?}");
+        assert!(labels.contains(&"1M".to_string()), "{labels:?}");
+    }
+
+    #[test]
+    fn legend_texts_wrap_at_spaces() {
+        assert_eq!(wrap("short", 10), ["short"]);
+        assert_eq!(
+            wrap("NVLink4 (NV18): 450 GB/s per GPU, one direction", 20),
+            ["NVLink4 (NV18): 450", "GB/s per GPU, one d…"]
+        );
+    }
+
+    #[test]
+    fn time_ticks_have_units() {
+        assert_eq!(time_tick(&20.0), "20 µs");
+        assert_eq!(time_tick(&1500.0), "1.5 ms");
+        assert_eq!(time_tick(&2e6), "2 s");
+    }
+}
