@@ -202,3 +202,241 @@ pub fn num(x: f64) -> String {
         format!("{x:.2}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ByteSize, Threshold};
+    use crate::results::{PairResult, ResultRow, RunStatus, TimeStats};
+
+    fn row(op: &str, bytes: u64, in_place: bool, busbw: f64) -> ResultRow {
+        ResultRow {
+            op: op.into(),
+            dtype: "float32".into(),
+            bytes,
+            count: bytes / 8,
+            in_place,
+            redop: None,
+            iters: Some(20),
+            time_us: TimeStats {
+                mean: 20.0,
+                ..Default::default()
+            },
+            algbw_gbs: Some(busbw * 2.0),
+            busbw_gbs: Some(busbw),
+            wrong: Some(0),
+            group: None,
+        }
+    }
+
+    fn record(rows: Vec<ResultRow>) -> RunRecord {
+        let mut r = RunRecord::new("run");
+        r.rows = rows;
+        r
+    }
+
+    fn input<'a>(
+        record: &'a RunRecord,
+        config: Option<&'a BenchConfig>,
+        baseline: Option<&'a RunRecord>,
+    ) -> GateInput<'a> {
+        GateInput {
+            record,
+            origin: "r.json",
+            config,
+            baseline,
+            tolerance_pct: 10.0,
+            baseline_min_bytes: None,
+            expect_transport: None,
+        }
+    }
+
+    fn failures(report: &GateReport) -> Vec<String> {
+        report
+            .cases
+            .iter()
+            .flat_map(|c| {
+                c.failures()
+                    .map(|f| format!("{} {}: {}", c.class, c.name, f.message))
+            })
+            .collect()
+    }
+
+    fn threshold(op: &str, bytes: u64, min_busbw: Option<f64>, max_us: Option<f64>) -> Threshold {
+        Threshold {
+            op: Some(op.into()),
+            min_bytes: Some(ByteSize(bytes)),
+            max_bytes: Some(ByteSize(bytes)),
+            min_busbw_gbs: min_busbw,
+            max_latency_us: max_us,
+            latency_stat: None,
+        }
+    }
+
+    #[test]
+    fn thresholds_fail_with_the_shortfall() {
+        let r = record(vec![row("all_gather", 1 << 30, false, 180.0)]);
+        let config = BenchConfig {
+            thresholds: vec![threshold("all_gather", 1 << 30, Some(200.0), None)],
+            ..Default::default()
+        };
+        let report = evaluate(&input(&r, Some(&config), None));
+        assert_eq!(report.verdict, Outcome::Fail);
+        let f = failures(&report);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].contains("curve.all_gather float32 1G"), "{f:?}");
+        assert!(
+            f[0].contains("180 GB/s is 10.0% below the 200 GB/s minimum"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn latency_thresholds_use_the_named_statistic() {
+        let mut r = record(vec![row("all_gather", 1024, false, 0.05)]);
+        r.rows[0].time_us.p99 = Some(50.0);
+        let mut t = threshold("all_gather", 1024, None, Some(30.0));
+        let mean_ok = BenchConfig {
+            thresholds: vec![t.clone()],
+            ..Default::default()
+        };
+        assert_eq!(
+            evaluate(&input(&r, Some(&mean_ok), None)).verdict,
+            Outcome::Pass
+        );
+        t.latency_stat = Some("p99".into());
+        let p99 = BenchConfig {
+            thresholds: vec![t.clone()],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&p99), None)));
+        assert!(
+            f[0].contains("p99 time 50.0 µs exceeds the 30.0 µs maximum by 66.7%"),
+            "{f:?}"
+        );
+        t.latency_stat = Some("p50".into());
+        let p50 = BenchConfig {
+            thresholds: vec![t],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&p50), None)));
+        assert!(f[0].contains("p50 time was not recorded"), "{f:?}");
+    }
+
+    #[test]
+    fn baseline_is_compared_size_by_size_within_the_tolerance() {
+        let base = record(vec![
+            row("all_gather", 1 << 20, false, 100.0),
+            row("all_gather", 1 << 30, false, 300.0),
+            row("all_gather", 1 << 30, true, 300.0),
+        ]);
+        // 1M: −9% (within 10%), 1G: −20%; the 1G in-place point is missing.
+        let r = record(vec![
+            row("all_gather", 1 << 20, false, 91.0),
+            row("all_gather", 1 << 30, false, 240.0),
+        ]);
+        let report = evaluate(&input(&r, None, Some(&base)));
+        let f = failures(&report);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f.iter().any(|m| m.contains(
+                "1G: out-of-place busbw 240 GB/s is 20.0% below the baseline's 300 GB/s"
+            )),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("in-place measured in the baseline but missing")),
+            "{f:?}"
+        );
+        // From 1G up only, and with a looser tolerance, the same run passes apart from coverage.
+        let mut loose = input(&r, None, Some(&base));
+        loose.tolerance_pct = 25.0;
+        loose.baseline_min_bytes = Some(1 << 30);
+        let f = failures(&evaluate(&loose));
+        assert_eq!(f.len(), 1, "{f:?}");
+    }
+
+    #[test]
+    fn pairs_are_compared_with_the_median_of_the_baselines_pairs() {
+        let pair = |name: &str, busbw: f64| PairResult {
+            name: name.into(),
+            nodes: name.split('+').map(str::to_string).collect(),
+            status: "pass".into(),
+            message: None,
+            rows: vec![row("all_gather", 1 << 30, false, busbw)],
+            analysis: None,
+        };
+        let mut base = record(vec![]);
+        base.pairs = vec![pair("a+b", 100.0), pair("c+d", 200.0), pair("e+f", 210.0)];
+        let mut r = record(vec![]);
+        r.pairs = vec![pair("x+y", 185.0), pair("y+z", 150.0)];
+        let f = failures(&evaluate(&input(&r, None, Some(&base))));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].contains("y+z float32 1G") && f[0].contains("below the baseline's 200 GB/s"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn expectations_fail_on_status_wrong_elements_and_unused_thresholds() {
+        let mut r = record(vec![row("all_gather", 1024, false, 1.0)]);
+        r.rows[0].wrong = Some(2);
+        r.status = RunStatus::Interrupted;
+        let config = BenchConfig {
+            thresholds: vec![threshold("all_reduce", 8 << 30, Some(300.0), None)],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&config), None)));
+        assert!(
+            f.iter()
+                .any(|m| m.contains("out-of-place: 2 wrong elements (allowed 0)")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("run status") && m.contains("ended early")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("expect correctness")
+                    && m.contains("1 rows with wrong elements")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("threshold[0] (all_reduce 8G–8G) matches no measured row")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn expected_transport_needs_evidence() {
+        let r = record(vec![row("all_gather", 1024, false, 1.0)]);
+        let mut i = input(&r, None, None);
+        i.expect_transport = Some("efa".into());
+        let f = failures(&evaluate(&i));
+        assert!(
+            f[0].contains("expected efa, but the results carry no log analysis"),
+            "{f:?}"
+        );
+        i.expect_transport = Some("any".into());
+        assert_eq!(evaluate(&i).verdict, Outcome::Pass);
+    }
+
+    #[test]
+    fn a_point_with_nothing_to_check_is_skipped_not_passed() {
+        let mut r = record(vec![row("all_gather", 1024, false, 1.0)]);
+        r.rows[0].wrong = None;
+        let report = evaluate(&input(&r, None, None));
+        let case = report
+            .cases
+            .iter()
+            .find(|c| c.class == "curve.all_gather")
+            .unwrap();
+        assert_eq!(case.outcome, Outcome::Skip);
+        assert_eq!(report.verdict, Outcome::Pass);
+    }
+}

@@ -158,7 +158,10 @@ pub fn ceiling(hw: &Hardware, nodes: Option<u32>) -> Option<Ceiling> {
             let gbs = count as f64 * gbps / 8.0;
             Some(Ceiling {
                 gbs,
-                label: format!("EFA line rate: {count}×{gbps:.0} Gb/s = {gbs:.1} GB/s per node"),
+                label: format!(
+                    "EFA line rate: {count}×{gbps:.0} Gb/s = {} GB/s per node",
+                    crate::gate::num(gbs)
+                ),
             })
         }
     }

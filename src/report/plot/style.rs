@@ -136,25 +136,26 @@ where
     Ok(())
 }
 
-/// Splits a legend text into at most two lines of about `width` characters, at spaces.
+/// Splits a legend text into at most three lines of about `width` characters, at spaces.
 fn wrap(text: &str, width: usize) -> Vec<String> {
-    if text.chars().count() <= width {
-        return vec![text.to_string()];
+    let mut lines = Vec::new();
+    let mut rest = text.trim();
+    while rest.chars().count() > width && lines.len() < 2 {
+        let cut = rest
+            .char_indices()
+            .filter(|(i, c)| *c == ' ' && rest[..*i].chars().count() <= width)
+            .map(|(i, _)| i)
+            .next_back()
+            .unwrap_or_else(|| {
+                rest.char_indices()
+                    .nth(width)
+                    .map_or(rest.len(), |(i, _)| i)
+            });
+        lines.push(rest[..cut].trim_end().to_string());
+        rest = rest[cut..].trim_start();
     }
-    let cut = text
-        .char_indices()
-        .filter(|(i, c)| *c == ' ' && text[..*i].chars().count() <= width)
-        .map(|(i, _)| i)
-        .next_back()
-        .unwrap_or_else(|| {
-            text.char_indices()
-                .nth(width)
-                .map_or(text.len(), |(i, _)| i)
-        });
-    vec![
-        text[..cut].trim_end().to_string(),
-        truncate(text[cut..].trim_start(), width),
-    ]
+    lines.push(truncate(rest, width));
+    lines
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -253,8 +254,9 @@ mod tests {
         assert_eq!(wrap("short", 10), ["short"]);
         assert_eq!(
             wrap("NVLink4 (NV18): 450 GB/s per GPU, one direction", 20),
-            ["NVLink4 (NV18): 450", "GB/s per GPU, one d…"]
+            ["NVLink4 (NV18): 450", "GB/s per GPU, one", "direction"]
         );
+        assert_eq!(wrap("a b c d e f g h i j k l m n o p", 4).len(), 3);
     }
 
     #[test]
