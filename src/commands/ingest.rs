@@ -18,6 +18,11 @@ pub struct Args {
     /// The collective, for text output that does not name it (old nccl-tests versions).
     #[arg(long, value_name = "OP")]
     pub op: Option<String>,
+    /// The inter-node transport that must have been used, for the analysis of the NCCL_DEBUG
+    /// lines in the output (as `netcheck analyze --expect`).
+    #[arg(long, value_name = "TRANSPORT",
+          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+    pub expect: Option<String>,
     /// A name for this run in reports (cluster, node group, ...).
     #[arg(long)]
     pub label: Option<String>,
@@ -29,7 +34,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         .iter()
         .map(|path| read_input(path))
         .collect::<Result<Vec<_>>>()?;
-    let mut record = ingest::ingest(&inputs, args.op.as_deref())?;
+    let mut record = ingest::ingest(&inputs, args.op.as_deref(), args.expect.as_deref())?;
     record.label = args.label;
     for note in &record.errors {
         eprintln!("warning: {note}");
@@ -37,13 +42,13 @@ pub fn run(args: Args) -> Result<Outcome> {
     record.save(&args.out)?;
     let ops: std::collections::BTreeSet<&str> = record.rows.iter().map(|r| r.op.as_str()).collect();
     eprintln!(
-        "wrote {} ({} rows: {}; {} ranks on {} hosts; status {:?})",
+        "wrote {} ({} rows: {}; {} ranks on {} hosts; status {})",
         args.out.display(),
         record.rows.len(),
         ops.into_iter().collect::<Vec<_>>().join(", "),
         record.world_size.map_or("?".into(), |n| n.to_string()),
         record.hosts.len(),
-        record.status,
+        format!("{:?}", record.status).to_lowercase(),
     );
     Ok(Outcome::Pass)
 }

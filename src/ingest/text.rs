@@ -14,13 +14,14 @@
 //! # Collective test concluded: all_gather_perf
 //! ```
 //!
-//! Every other line (`NCCL INFO`, `NCCL WARN`, launcher noise) is returned for the log analyser.
+//! Every other line (`NCCL INFO`, `NCCL WARN`, launcher noise) is counted; the whole text then
+//! goes to the log analyser.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Device, LogLine, Measure, Point, Section, dtype_name, nccl_version_from_code};
+use super::{Device, Measure, Point, Section, dtype_name, nccl_version_from_code};
 
 /// Prefixes launchers put in front of every line: Open MPI's `--tag-output`, `kubectl logs
 /// --timestamps` and `kubectl logs --prefix`.
@@ -42,10 +43,14 @@ static VERSION_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^nccl-tests version (\S+)(?:.*nccl-library=(\d+))?").expect("valid regex")
 });
 
-/// Parses a whole text output into its sections and the lines that are not nccl-tests' own.
-pub fn parse(text: &str, origin: &str) -> (Vec<Section>, Vec<LogLine>) {
-    let mut parser = Parser::default();
-    let mut logs = Vec::new();
+/// Parses a whole text output into its sections, and counts the lines that are not
+/// nccl-tests' own.
+pub fn parse(text: &str, origin: &str) -> (Vec<Section>, usize) {
+    let mut parser = Parser {
+        origin: origin.to_string(),
+        ..Default::default()
+    };
+    let mut log_lines = 0;
     let lines: Vec<&str> = text.lines().collect();
     for (index, raw) in lines.iter().enumerate() {
         let raw = raw.trim_end_matches('\r');
@@ -59,18 +64,15 @@ pub fn parse(text: &str, origin: &str) -> (Vec<Section>, Vec<LogLine>) {
             parser.row(line, number, last);
         } else if !line.is_empty() {
             parser.other(line, number);
-            logs.push(LogLine {
-                source: origin.to_string(),
-                line: number,
-                text: raw.to_string(),
-            });
+            log_lines += 1;
         }
     }
-    (parser.finish(), logs)
+    (parser.finish(), log_lines)
 }
 
 #[derive(Default)]
 struct Parser {
+    origin: String,
     sections: Vec<Section>,
     current: Option<Section>,
     columns: Option<Columns>,
@@ -162,7 +164,8 @@ impl Parser {
                 "it does not match the table header"
             };
             let note = format!(
-                "line {number}: skipped a results row with {} of {} columns: {why}",
+                "{}: line {number}: skipped a results row with {} of {} columns: {why}",
+                self.origin,
                 tokens.len(),
                 columns.names.len()
             );
@@ -179,7 +182,7 @@ impl Parser {
             || line.contains("Test CUDA failure")
             || line.contains("Test failure")
         {
-            let failure = format!("line {number}: {line}");
+            let failure = format!("{}: line {number}: {line}", self.origin);
             self.section().failures.push(failure);
         }
     }

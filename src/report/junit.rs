@@ -79,7 +79,10 @@ fn testcase(case: &Case) -> String {
     let log: Vec<String> = case
         .checks
         .iter()
-        .map(|c| format!("{:?} {}: {}", c.outcome, c.kind.as_str(), c.message).to_lowercase())
+        .map(|c| {
+            let outcome = format!("{:?}", c.outcome).to_lowercase();
+            format!("{outcome} {}: {}", c.kind.as_str(), c.message)
+        })
         .collect();
     s += &format!("      <system-out>{}</system-out>\n", esc(&log.join("\n")));
     s + "    </testcase>\n"

@@ -38,12 +38,7 @@ where
         .flat_map(|c| c.references.iter())
         .filter(|r| ops.contains(&r.op.as_str()))
         .collect();
-    let thresholds: Vec<_> = config
-        .iter()
-        .flat_map(|c| c.thresholds.iter())
-        .filter(|t| t.min_busbw_gbs.is_some())
-        .filter(|t| t.op.as_deref().is_none_or(|op| ops.contains(&op)))
-        .collect();
+    let thresholds = style::thresholds(config.as_ref(), &ops, |t| t.min_busbw_gbs);
 
     let sizes = curves
         .iter()
@@ -59,7 +54,7 @@ where
                 .iter()
                 .flat_map(|s| s.points.iter().filter_map(|p| p.busbw)),
         )
-        .chain(thresholds.iter().filter_map(|t| t.min_busbw_gbs))
+        .chain(thresholds.iter().map(|(y, _)| *y))
         .chain(references.iter().map(|r| r.busbw_gbs))
         .fold(0.0f64, f64::max);
     let mut ceilings = Vec::new();
@@ -140,27 +135,12 @@ where
         ));
     }
 
-    for t in &thresholds {
-        let y = t.min_busbw_gbs.unwrap_or_default();
-        let (mut x0, mut x1) = (
-            t.min_bytes.map_or(x_range.start, |b| log2(b.0)),
-            t.max_bytes.map_or(x_range.end, |b| log2(b.0)),
-        );
-        if x1 - x0 < 0.6 {
-            (x0, x1) = (x0 - 0.35, x1 + 0.35);
-        }
-        chart.draw_series(LineSeries::new(
-            vec![(x0, y), (x1, y)],
-            style::THRESHOLD.stroke_width(3),
-        ))?;
-    }
-    if !thresholds.is_empty() {
-        legend.push(LegendEntry::new(
-            style::THRESHOLD,
-            Mark::Solid,
-            "gate threshold: minimum busbw",
-        ));
-    }
+    style::draw_thresholds(
+        &mut chart,
+        &thresholds,
+        &mut legend,
+        "gate threshold: minimum busbw",
+    )?;
 
     for c in &drawn {
         chart.draw_series(DashedLineSeries::new(

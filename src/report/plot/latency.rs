@@ -37,19 +37,14 @@ where
         .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
         .collect();
     let config = doc.effective_config();
-    let thresholds: Vec<_> = config
-        .iter()
-        .flat_map(|c| c.thresholds.iter())
-        .filter(|t| t.max_latency_us.is_some())
-        .filter(|t| t.op.as_deref().is_none_or(|op| ops.contains(&op)))
-        .collect();
+    let thresholds = style::thresholds(config.as_ref(), &ops, |t| t.max_latency_us);
 
     let times = curves
         .iter()
         .flat_map(|c| c.series.points.iter())
         .flat_map(|p| [center(p), p.time.min, p.time.max, p.time.p99])
         .chain(baseline.iter().flat_map(|s| s.points.iter().map(center)))
-        .chain(thresholds.iter().map(|t| t.max_latency_us))
+        .chain(thresholds.iter().map(|(y, _)| Some(*y)))
         .flatten()
         .filter(|t| *t > 0.0);
     let (lo, hi) = times.fold((f64::MAX, 0.0f64), |(lo, hi), t| (lo.min(t), hi.max(t)));
@@ -104,27 +99,12 @@ where
             format!("baseline: {} (median/mean)", b.label),
         ));
     }
-    for t in &thresholds {
-        let y = t.max_latency_us.unwrap_or_default();
-        let (mut x0, mut x1) = (
-            t.min_bytes.map_or(x_range.start, |b| log2(b.0)),
-            t.max_bytes.map_or(x_range.end, |b| log2(b.0)),
-        );
-        if x1 - x0 < 0.6 {
-            (x0, x1) = (x0 - 0.35, x1 + 0.35);
-        }
-        chart.draw_series(LineSeries::new(
-            vec![(x0, y), (x1, y)],
-            style::THRESHOLD.stroke_width(3),
-        ))?;
-    }
-    if !thresholds.is_empty() {
-        legend.push(LegendEntry::new(
-            style::THRESHOLD,
-            Mark::Solid,
-            "gate threshold: maximum time",
-        ));
-    }
+    style::draw_thresholds(
+        &mut chart,
+        &thresholds,
+        &mut legend,
+        "gate threshold: maximum time",
+    )?;
 
     for c in &curves {
         let points = &c.series.points;

@@ -3,9 +3,11 @@
 use std::ops::Range;
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::{DrawResult, WIDTH};
+use crate::config::{BenchConfig, Threshold};
 use crate::report::model::size_label;
 
 /// Tableau-10: distinguishable, and readable on white.
@@ -196,6 +198,57 @@ pub fn size_axis(sizes: impl Iterator<Item = u64>) -> (Range<f64>, Vec<f64>) {
         t += step;
     }
     ((lo - 0.3)..(hi + 0.3), ticks)
+}
+
+/// The thresholds of `config` that set `value` for one of the plotted `ops`, with that value.
+pub fn thresholds<'a>(
+    config: Option<&'a BenchConfig>,
+    ops: &[&str],
+    value: fn(&Threshold) -> Option<f64>,
+) -> Vec<(f64, &'a Threshold)> {
+    config
+        .iter()
+        .flat_map(|c| c.thresholds.iter())
+        .filter(|t| t.op.as_deref().is_none_or(|op| ops.contains(&op)))
+        .filter_map(|t| Some((value(t)?, t)))
+        .collect()
+}
+
+/// Draws each threshold as a red segment over its size range, with one legend entry.
+pub fn draw_thresholds<DB, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    lines: &[(f64, &Threshold)],
+    legend: &mut Vec<LegendEntry>,
+    text: &str,
+) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64>,
+{
+    let axis = chart.x_range();
+    for (y, t) in lines {
+        let (x0, x1) = threshold_span(t, &axis);
+        chart.draw_series(LineSeries::new(
+            vec![(x0, *y), (x1, *y)],
+            THRESHOLD.stroke_width(3),
+        ))?;
+    }
+    if !lines.is_empty() {
+        legend.push(LegendEntry::new(THRESHOLD, Mark::Solid, text));
+    }
+    Ok(())
+}
+
+/// The x extent (log₂) of a threshold's size range; a single size gets a short segment.
+fn threshold_span(t: &Threshold, axis: &Range<f64>) -> (f64, f64) {
+    let x0 = t.min_bytes.map_or(axis.start, |b| log2(b.0));
+    let x1 = t.max_bytes.map_or(axis.end, |b| log2(b.0));
+    if x1 - x0 < 0.6 {
+        (x0 - 0.35, x1 + 0.35)
+    } else {
+        (x0, x1)
+    }
 }
 
 /// Axis label for a log₂ coordinate: only whole powers of two are labelled.
