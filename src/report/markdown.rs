@@ -65,3 +65,52 @@ fn render_block(block: &Block) -> String {
 fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Run;
+    use crate::results::{ResultRow, RunRecord, TimeStats};
+
+    #[test]
+    fn huge_inputs_stay_under_the_step_summary_limit() {
+        // 1500 dtypes × 2 placements × 30 sizes: ~1.8 MB of tables uncut (synthetic rows).
+        let mut record = RunRecord::new("run");
+        for t in 0..1500 {
+            for in_place in [false, true] {
+                for s in 0..30u64 {
+                    record.rows.push(ResultRow {
+                        op: "all_gather".into(),
+                        dtype: format!("type{t}"),
+                        bytes: 1024 << s,
+                        count: 1,
+                        in_place,
+                        redop: None,
+                        iters: None,
+                        time_us: TimeStats {
+                            mean: 10.0 + s as f64,
+                            ..Default::default()
+                        },
+                        algbw_gbs: Some(1.0),
+                        busbw_gbs: Some(0.5 + s as f64),
+                        wrong: Some(0),
+                        group: None,
+                    });
+                }
+            }
+        }
+        let doc = Document::new(vec![Run::new(record, "big.json")]);
+        let md = String::from_utf8(Markdown { images: false }.render(&doc).unwrap()).unwrap();
+        assert!(md.len() <= MAX_MARKDOWN_BYTES + 200, "{}", md.len());
+        assert!(
+            md.len() > MAX_MARKDOWN_BYTES / 2,
+            "the cap, not a small input, cut it"
+        );
+        assert!(
+            md.trim_end()
+                .ends_with("report.json and report.html have everything._"),
+            "{}",
+            &md[md.len() - 300..]
+        );
+    }
+}

@@ -192,10 +192,8 @@ fn transport(doc: &Document, out: &mut Vec<Block>) {
                     .hint
                     .as_deref()
                     .map_or(String::new(), |h| format!(" (hint: {h})"));
-                findings.push(format!(
-                    "{name}: {:?} {}: {}{hint}",
-                    f.severity, f.id, f.message
-                ));
+                let severity = format!("{:?}", f.severity).to_lowercase();
+                findings.push(format!("{name}: {severity} {}: {}{hint}", f.id, f.message));
             }
         }
         if !any {

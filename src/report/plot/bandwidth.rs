@@ -199,13 +199,18 @@ where
             Mark::Solid
         };
         legend.push(LegendEntry::new(c.color, mark, &c.label));
-        if c.series.groups > 1 && !c.series.in_place {
-            legend.push(LegendEntry::new(
-                c.color,
-                Mark::Band,
-                format!("min–max over {} pairs (line: median)", c.series.groups),
-            ));
-        }
+    }
+    if let Some(groups) = curves
+        .iter()
+        .map(|c| c.series.groups)
+        .max()
+        .filter(|g| *g > 1)
+    {
+        legend.push(LegendEntry::new(
+            style::BASELINE,
+            Mark::Band,
+            format!("shaded: min–max over up to {groups} pairs; line: their median"),
+        ));
     }
 
     for r in &references {

@@ -106,6 +106,7 @@ where
         "gate threshold: maximum time",
     )?;
 
+    let mut banded = false;
     for c in &curves {
         let points = &c.series.points;
         let band: Vec<_> = points
@@ -120,11 +121,7 @@ where
             .collect();
         if band.len() >= 2 * points.len() && !points.is_empty() {
             chart.draw_series(std::iter::once(Polygon::new(band, c.color.mix(0.15))))?;
-            legend.push(LegendEntry::new(
-                c.color,
-                Mark::Band,
-                format!("{}: min–max", c.series.op),
-            ));
+            banded = true;
         }
         let has_p50 = points.iter().any(|p| p.time.p50.is_some());
         let pts: Vec<_> = points
@@ -151,6 +148,13 @@ where
                 format!("{} (p99)", c.label),
             ));
         }
+    }
+    if banded {
+        legend.push(LegendEntry::new(
+            style::BASELINE,
+            Mark::Band,
+            "shaded: fastest to slowest iteration",
+        ));
     }
     style::legend(&legend_area, &legend)
 }
