@@ -13,13 +13,13 @@ pub mod output;
 pub mod config;
 pub mod console;
 pub mod engine;
+pub mod gate;
+pub mod ingest;
 pub mod launch;
 pub mod logscan;
 pub mod rendezvous;
-pub mod results;
-pub mod ingest;
 pub mod report;
-pub mod gate;
+pub mod results;
 pub mod worker;
 
 pub mod fabric;
