@@ -44,7 +44,7 @@ where
         .iter()
         .flat_map(|c| c.series.points.iter().map(|p| p.bytes))
         .chain(references.iter().map(|r| r.bytes.0));
-    let (x_range, ticks) = style::size_axis(sizes);
+    let x_axis = style::size_axis(sizes);
     let data_max = curves
         .iter()
         .flat_map(|c| c.series.points.iter())
@@ -82,10 +82,10 @@ where
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(72)
-        .build_cartesian_2d(x_range.clone(), 0f64..y_max)?;
+        .build_cartesian_2d(x_axis.clone(), 0f64..y_max)?;
     chart
         .configure_mesh()
-        .x_labels(ticks.len() + 1)
+        .x_labels(x_axis.ticks.len())
         .x_label_formatter(&size_tick)
         .y_label_formatter(&gbs_label)
         .x_desc("message size (bytes, log₂ scale)")
@@ -144,7 +144,7 @@ where
 
     for c in &drawn {
         chart.draw_series(DashedLineSeries::new(
-            vec![(x_range.start, c.gbs), (x_range.end, c.gbs)],
+            vec![(x_axis.range.start, c.gbs), (x_axis.range.end, c.gbs)],
             10,
             6,
             style::CEILING.stroke_width(2),

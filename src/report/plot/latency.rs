@@ -53,7 +53,7 @@ where
     } else {
         (lo / 1.5, hi * 1.5)
     };
-    let (x_range, ticks) = style::size_axis(
+    let x_axis = style::size_axis(
         curves
             .iter()
             .flat_map(|c| c.series.points.iter().map(|p| p.bytes)),
@@ -64,10 +64,10 @@ where
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(80)
-        .build_cartesian_2d(x_range.clone(), (lo..hi).log_scale())?;
+        .build_cartesian_2d(x_axis.clone(), (lo..hi).log_scale())?;
     chart
         .configure_mesh()
-        .x_labels(ticks.len() + 1)
+        .x_labels(x_axis.ticks.len())
         .x_label_formatter(&size_tick)
         .y_label_formatter(&time_tick)
         .x_desc("message size (bytes, log₂ scale)")

@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use plotters::coord::Shift;
-use plotters::coord::types::RangedCoordf64;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 
 use super::{DrawResult, WIDTH};
@@ -172,32 +172,81 @@ pub fn log2(bytes: u64) -> f64 {
     (bytes.max(1) as f64).log2()
 }
 
-/// The log₂ x range for these sizes, padded a little, and the powers of two to label:
-/// every one, every second, fifth or tenth so that at most 11 labels show.
-pub fn size_axis(sizes: impl Iterator<Item = u64>) -> (Range<f64>, Vec<f64>) {
-    let (mut lo, mut hi) = (f64::MAX, f64::MIN);
-    for s in sizes {
-        lo = lo.min(log2(s));
-        hi = hi.max(log2(s));
+/// The size axis: log₂ of bytes, labelled at measured powers of two. plotters would put its
+/// labels at round numbers of the log (2^15 = 32K); these ticks follow the sweep instead
+/// (1K, 16K, 256K, ... for a ×4 sweep).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeAxis {
+    pub range: Range<f64>,
+    pub ticks: Vec<f64>,
+}
+
+impl Ranged for SizeAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let f = (value - self.range.start) / (self.range.end - self.range.start);
+        limit.0 + (f * (limit.1 - limit.0) as f64).round() as i32
     }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        let every = self.ticks.len().div_ceil(hint.max_num_points().max(1));
+        self.ticks.iter().step_by(every.max(1)).copied().collect()
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// The axis for these sizes: padded a little, labelled at most 11 times, every k-th multiple
+/// of the sweep's own step, starting at its smallest size.
+pub fn size_axis(sizes: impl Iterator<Item = u64>) -> SizeAxis {
+    let exponents: Vec<f64> = sizes.map(log2).collect();
+    let (mut lo, mut hi) = exponents
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), e| (lo.min(*e), hi.max(*e)));
     if lo > hi {
         (lo, hi) = (10.0, 30.0);
     }
     if hi - lo < 2.0 {
         (lo, hi) = (lo - 1.0, hi + 1.0);
     }
-    let span = hi.floor() - lo.ceil();
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .find(|s| span / s <= 10.0)
-        .unwrap_or(10.0);
-    let mut ticks = Vec::new();
-    let mut t = (lo / step).ceil() * step;
-    while t <= hi {
-        ticks.push(t);
-        t += step;
+    // The sweep's step in powers of two (2 for ×4), from the whole powers it measured.
+    let mut whole: Vec<i64> = exponents
+        .iter()
+        .filter(|e| (*e - e.round()).abs() < 1e-9)
+        .map(|e| e.round() as i64)
+        .collect();
+    whole.sort_unstable();
+    whole.dedup();
+    let step = whole
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .reduce(gcd)
+        .unwrap_or(1)
+        .max(1);
+    let first = whole.first().map_or(lo.ceil(), |e| *e as f64);
+    let span = hi - first;
+    let mut stride = step as f64;
+    while span / stride > 10.0 {
+        stride += step as f64;
     }
-    ((lo - 0.3)..(hi + 0.3), ticks)
+    let mut ticks = Vec::new();
+    let mut t = first;
+    while t <= hi + 1e-9 {
+        ticks.push(t);
+        t += stride;
+    }
+    SizeAxis {
+        range: (lo - 0.3)..(hi + 0.3),
+        ticks,
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
 
 /// The thresholds of `config` that set `value` for one of the plotted `ops`, with that value.
@@ -216,7 +265,7 @@ pub fn thresholds<'a>(
 
 /// Draws each threshold as a red segment over its size range, with one legend entry.
 pub fn draw_thresholds<DB, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    chart: &mut ChartContext<'_, DB, Cartesian2d<SizeAxis, Y>>,
     lines: &[(f64, &Threshold)],
     legend: &mut Vec<LegendEntry>,
     text: &str,
@@ -292,14 +341,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn size_axis_labels_powers_of_two_sparsely() {
-        let (range, ticks) = size_axis([1u64 << 10, 1 << 30].into_iter());
-        assert!(range.start < 10.0 && range.end > 30.0);
-        let labels: Vec<String> = ticks.iter().map(size_tick).collect();
-        assert_eq!(labels.first().unwrap(), "1K");
-        assert_eq!(labels.last().unwrap(), "1G");
-        assert!(labels.len() <= 11, "{labels:?}");
-        assert!(labels.contains(&"1M".to_string()), "{labels:?}");
+    fn size_axis_labels_follow_the_sweep() {
+        let labels = |sizes: Vec<u64>| -> Vec<String> {
+            size_axis(sizes.into_iter())
+                .ticks
+                .iter()
+                .map(size_tick)
+                .collect()
+        };
+        // ×2 sweep 1K..1G: every second power.
+        let doubling = labels((10..=30).map(|e| 1u64 << e).collect());
+        assert_eq!(doubling.len(), 11, "{doubling:?}");
+        assert_eq!((doubling[0].as_str(), doubling[10].as_str()), ("1K", "1G"));
+        // ×4 sweep 1K..4G: only measured sizes are labelled.
+        let quadrupling = labels((0..12).map(|k| 1u64 << (10 + 2 * k)).collect());
+        assert_eq!(quadrupling, ["1K", "16K", "256K", "4M", "64M", "1G"]);
+        let axis = size_axis([1u64 << 10, 1 << 30].into_iter());
+        assert!(axis.range.start < 10.0 && axis.range.end > 30.0);
     }
 
     #[test]
