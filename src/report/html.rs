@@ -143,7 +143,26 @@ fn details(run: &Run) -> String {
             }
         }
     }
+    s += &raw_record(run);
     s + "</details>\n"
+}
+
+/// The results file itself, so the bundle carries the data behind every number (skipped
+/// above a size that would make the page unwieldy; the file is beside it then).
+fn raw_record(run: &Run) -> String {
+    const MAX_EMBEDDED_BYTES: usize = 4 << 20;
+    let json = serde_json::to_string(&run.record).expect("RunRecord serializes");
+    if json.len() > MAX_EMBEDDED_BYTES {
+        return format!(
+            "<p>results JSON not embedded ({} MB); see {}</p>",
+            json.len() >> 20,
+            esc(&run.origin)
+        );
+    }
+    format!(
+        "<h4>Results JSON</h4><pre class=\"results\">{}</pre>",
+        esc(&json)
+    )
 }
 
 fn esc(text: &str) -> String {
