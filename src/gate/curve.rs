@@ -40,14 +40,10 @@ impl Point {
     }
 }
 
-/// Every row the gate judges, with its pair or group: the record's own rows and each pair's.
+/// Every row the gate judges, with its pair or group: the record's own rows and each pair's,
+/// once.
 pub fn judged_rows(record: &RunRecord) -> Vec<(Option<&str>, &ResultRow)> {
-    let own = record.rows.iter().map(|r| (r.group.as_deref(), r));
-    let pairs = record
-        .pairs
-        .iter()
-        .flat_map(|p| p.rows.iter().map(move |r| (Some(p.name.as_str()), r)));
-    own.chain(pairs).collect()
+    crate::report::model::grouped_rows(record)
 }
 
 pub fn cases(input: &GateInput) -> Vec<Case> {
