@@ -159,8 +159,18 @@ fn pairs_give_a_heatmap_and_the_slowest_nodes() {
     let md = std::fs::read_to_string(p.join("summary.md")).unwrap();
     assert!(md.contains("| 6 gpu-node-6 |"), "{md}");
     assert!(
-        md.contains("27 pairs, e.g."),
+        md.contains("26 pairs, e.g."),
         "agreeing pairs share a transport row"
+    );
+    let tcp = m["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["nodes"][0] == "gpu-node-1" && c["nodes"][1] == "gpu-node-8")
+        .unwrap();
+    assert!(
+        tcp["failed"] == true && tcp["busbw_gbs"].as_f64().unwrap() < 10.0,
+        "measured but failed: {tcp}"
     );
     let html = std::fs::read_to_string(p.join("report.html")).unwrap();
     assert_eq!(html.matches("data:image/png;base64,").count(), 4);

@@ -89,7 +89,7 @@ fn run(doc: &Document, run: &Run, baseline: &[Series]) -> Value {
                     json!({
                         "nodes": [m.nodes[*a], m.nodes[*b]],
                         "busbw_gbs": match cell { Cell::Busbw(v) => Some(*v), Cell::Failed => None },
-                        "failed": *cell == Cell::Failed,
+                        "failed": *cell == Cell::Failed || m.not_passed.contains(&(*a, *b)),
                     })
                 })
                 .collect();

@@ -39,8 +39,10 @@ pub fn ops(record: &RunRecord) -> Vec<String> {
 pub struct PairMatrix {
     pub nodes: Vec<String>,
     pub bytes: u64,
-    /// busbw per node pair (i < j); `None` when the pair failed or was not measured.
+    /// busbw per node pair (i < j); absent when the pair was not measured.
     pub cells: BTreeMap<(usize, usize), Cell>,
+    /// Pairs that measured but did not pass (e.g. the transport check failed).
+    pub not_passed: std::collections::BTreeSet<(usize, usize)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,6 +72,7 @@ impl PairMatrix {
             .map_or(0, |(b, _)| *b);
         let index = |n: &str| nodes.iter().position(|x| x == n).unwrap_or(0);
         let mut cells = BTreeMap::new();
+        let mut not_passed = std::collections::BTreeSet::new();
         for pair in record.pairs.iter().filter(|p| p.nodes.len() == 2) {
             let (a, b) = (index(&pair.nodes[0]), index(&pair.nodes[1]));
             let key = (a.min(b), a.max(b));
@@ -82,12 +85,16 @@ impl PairMatrix {
                 Some(v) if pair.status == "pass" || pair.status == "fail" => Cell::Busbw(v),
                 _ => Cell::Failed,
             };
+            if pair.status != "pass" && matches!(cell, Cell::Busbw(_)) {
+                not_passed.insert(key);
+            }
             cells.insert(key, cell);
         }
         PairMatrix {
             nodes,
             bytes,
             cells,
+            not_passed,
         }
     }
 
@@ -183,6 +190,16 @@ where
                 [(x, y), (x + cell - 1, y + cell - 1)],
                 fill.filled(),
             ))?;
+            if m.not_passed.contains(&(i.min(j), i.max(j))) {
+                let inset = (cell / 8).clamp(1, 3);
+                chart.draw(&Rectangle::new(
+                    [
+                        (x + inset, y + inset),
+                        (x + cell - 1 - inset, y + cell - 1 - inset),
+                    ],
+                    FAILED.stroke_width(inset as u32 + 1),
+                ))?;
+            }
             if n <= 12
                 && let Some(Cell::Busbw(v)) = m.get(i, j)
                 && i != j
@@ -190,7 +207,7 @@ where
                 let ink = if v / max > 0.6 { BLACK } else { WHITE };
                 chart.draw(&Text::new(
                     format!("{v:.0}"),
-                    (x + 4, y + cell / 2 - 7),
+                    (x + 8, y + cell / 2 - 7),
                     ("sans-serif", 13).into_font().color(&ink),
                 ))?;
             }
@@ -228,11 +245,24 @@ where
     ))?;
     panel.draw(&Text::new("0 GB/s", (bx + 30, by + bh - 10), font(14)))?;
     let mut y = by + bh + 20;
-    for (fill, text) in [(FAILED, "pair failed"), (MISSING, "not measured")] {
+    for (fill, text) in [
+        (FAILED, "pair failed, no result"),
+        (MISSING, "not measured"),
+    ] {
         panel.draw(&Rectangle::new([(bx, y), (bx + 22, y + 14)], fill.filled()))?;
         panel.draw(&Text::new(text, (bx + 30, y), font(14)))?;
         y += 22;
     }
+    panel.draw(&Rectangle::new(
+        [(bx, y), (bx + 22, y + 14)],
+        FAILED.stroke_width(3),
+    ))?;
+    panel.draw(&Text::new(
+        "measured, but the pair failed",
+        (bx + 30, y),
+        font(14),
+    ))?;
+    y += 22;
     y += 10;
     panel.draw(&Text::new(
         "slowest nodes (median of pairs):",
