@@ -162,6 +162,10 @@ fn failed_pair_fails_and_markdown_goes_to_stdout() {
     let md = String::from_utf8(out).unwrap();
     assert!(md.contains("pair gpu-node-2+gpu-node-7"), "{md}");
     assert!(md.contains("timeout"), "{md}");
+    assert!(
+        md.contains("| expect | node gpu-node-8 | pair | fail: failed with gpu-node-1"),
+        "launch's node verdicts are gated: {md}"
+    );
     assert!(md.contains("| expect | pair gpu-node-1+gpu-node-8 transport | transport | NCCL fell back to TCP sockets"), "{md}");
 }
 

@@ -159,6 +159,12 @@ fn pairs_give_a_heatmap_and_the_slowest_nodes() {
     let md = std::fs::read_to_string(p.join("summary.md")).unwrap();
     assert!(md.contains("| 6 gpu-node-6 |"), "{md}");
     assert!(
+        md.contains("| gpu-node-8 | fail |"),
+        "node verdicts, worst first: {md}"
+    );
+    assert!(md.contains("| gpu-node-9 | ineligible |"), "{md}");
+    assert_eq!(v["runs"][0]["node_verdicts"].as_array().unwrap().len(), 9);
+    assert!(
         md.contains("26 pairs, e.g."),
         "agreeing pairs share a transport row"
     );

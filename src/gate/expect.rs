@@ -40,6 +40,7 @@ pub fn cases(input: &GateInput) -> Vec<Case> {
             measured,
         ));
     }
+    cases.extend(node_verdicts(input));
     cases.push(correctness(input));
     cases.extend(unused_thresholds(input));
     cases
@@ -149,6 +150,30 @@ fn analysis(name: &str, analysis: Option<&Analysis>) -> Case {
         Verdict::Pass => Check::pass(kind, "the log analysis passed"),
     };
     Case::new(CLASS, name, vec![check])
+}
+
+/// `launch`'s verdict per node: `fail` (failed with a node that passed elsewhere) and
+/// `suspect` (in a failing group, fault not placed) fail; nodes that could not be judged
+/// (`inconclusive`, `untested`, `ineligible`) are skipped with the reason.
+fn node_verdicts(input: &GateInput) -> Vec<Case> {
+    input
+        .record
+        .nodes
+        .iter()
+        .map(|node| {
+            let kind = CheckKind::Pair;
+            let message = match &node.reason {
+                Some(r) if !r.is_empty() => format!("{}: {r}", node.verdict),
+                _ => node.verdict.clone(),
+            };
+            let check = match node.verdict.as_str() {
+                "pass" => Check::pass(kind, message),
+                "fail" | "suspect" => Check::fail(kind, message),
+                _ => Check::skip(kind, message),
+            };
+            Case::new(CLASS, format!("node {}", node.name), vec![check])
+        })
+        .collect()
 }
 
 fn correctness(input: &GateInput) -> Case {

@@ -2,8 +2,8 @@
 //!
 //! The verdict is a list of [`Case`]s, the way a CI system shows test results: one per measured
 //! op×size (every placement, threshold and baseline comparison of that point is a [`Check`] in
-//! it) and one per expectation (run status, transport, correctness, node pairs, thresholds
-//! that matched nothing). Any failed check fails its case; any failed case fails the gate.
+//! it) and one per expectation (run status, transport, correctness, node pairs and `launch`'s
+//! node verdicts, thresholds that matched nothing). Any failed check fails its case; any failed case fails the gate.
 //! The curve is compared size by size; nccl-tests' "Avg bus bandwidth" (an average over every
 //! size of the sweep) is never used.
 

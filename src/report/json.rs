@@ -120,6 +120,7 @@ fn run(doc: &Document, run: &Run, baseline: &[Series]) -> Value {
         })),
         "series": series,
         "pair_matrices": pairs,
+        "node_verdicts": r.nodes,
         "errors": r.errors,
     })
 }

@@ -326,7 +326,7 @@ fn curves(doc: &Document, out: &mut Vec<Block>) {
 fn pairs(doc: &Document, out: &mut Vec<Block>) {
     for (index, run) in doc.runs.iter().enumerate() {
         let record = &run.record;
-        if record.pairs.is_empty() {
+        if record.pairs.is_empty() && record.nodes.is_empty() {
             continue;
         }
         out.push(Block::Heading(2, format!("Node pairs: {}", run.label)));
@@ -342,6 +342,28 @@ fn pairs(doc: &Document, out: &mut Vec<Block>) {
                 format!("{} ({}){why}", p.name, p.status)
             })
             .collect();
+        let mut verdicts: Vec<&crate::results::NodeResult> = record.nodes.iter().collect();
+        verdicts.sort_by_key(|n| (verdict_rank(&n.verdict), n.name.clone()));
+        if verdicts.iter().any(|n| n.verdict != "pass") {
+            let rows = verdicts
+                .iter()
+                .filter(|n| n.verdict != "pass")
+                .map(|n| {
+                    vec![
+                        n.name.clone(),
+                        n.verdict.clone(),
+                        n.pool.clone().unwrap_or_default(),
+                        n.reason.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            let passed = verdicts.iter().filter(|n| n.verdict == "pass").count();
+            out.push(Block::Paragraph(format!(
+                "Node verdicts: {passed} of {} nodes passed; the others:",
+                verdicts.len()
+            )));
+            out.push(table(&["node", "verdict", "pool", "why"], rows));
+        }
         out.push(Block::Paragraph(format!(
             "{} pairs over {} nodes; {} did not pass.",
             record.pairs.len(),
@@ -390,6 +412,19 @@ fn pairs(doc: &Document, out: &mut Vec<Block>) {
                 rows,
             ));
         }
+    }
+}
+
+/// Worst first: nodes that failed, then those that could not be cleared.
+fn verdict_rank(verdict: &str) -> u8 {
+    match verdict {
+        "fail" => 0,
+        "suspect" => 1,
+        "inconclusive" => 2,
+        "ineligible" => 3,
+        "untested" => 4,
+        "pass" => 6,
+        _ => 5,
     }
 }
 
