@@ -36,5 +36,14 @@ if [ -x $nc ]; then
   $nc report "$out/json.results.json" --profile h200x2 --out "$out/report" 2> "$out/report.err"
   $nc gate "$out/json.results.json" --profile h200x2 --junit "$out/junit.xml" --markdown "$out/gate.md" 2> "$out/gate.err"
   echo "gate exit=$?" >> "$out/exit.txt"
+  # netcheck's own run, reported and gated the same way, beside nccl-tests for comparison.
+  timeout 300 $nc run --out "$out/run" > "$out/run.out" 2> "$out/run.err"
+  echo "run exit=$?" >> "$out/exit.txt"
+  if [ -f "$out/run/results.json" ]; then
+    $nc report "$out/run/results.json" "$out/json.results.json" --profile h200x2 --out "$out/report-both" 2> "$out/report-both.err"
+    $nc gate "$out/run/results.json" --profile h200x2 --baseline "$out/json.results.json" --tolerance 15 \
+      --baseline-from 1M --markdown "$out/gate-run.md" 2> "$out/gate-run.err"
+    echo "gate run-vs-nccl-tests exit=$?" >> "$out/exit.txt"
+  fi
 fi
 ls -la "$out" >&2
