@@ -210,3 +210,81 @@ pub fn load_config(file: Option<&Path>, profile: Option<&str>) -> Result<Option<
         (Some(_), Some(_)) => Err(Error::usage("give --config or --profile, not both")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::results::{PairResult, ResultRow, TimeStats};
+
+    fn row() -> impl Strategy<Value = ResultRow> {
+        (
+            prop::sample::select(vec![
+                "all_gather",
+                "reduce_scatter",
+                "all_reduce",
+                "sendrecv",
+            ]),
+            0u32..40,
+            any::<bool>(),
+            prop::option::of(0.0f64..1e4),
+            0.0f64..1e7,
+            prop::option::of(0.0f64..1e7),
+            prop::option::of(0u64..5),
+        )
+            .prop_map(|(op, exp, in_place, busbw, mean, p99, wrong)| ResultRow {
+                op: op.into(),
+                dtype: "float32".into(),
+                bytes: 1u64 << exp,
+                count: 1,
+                in_place,
+                redop: None,
+                iters: None,
+                time_us: TimeStats {
+                    mean,
+                    p99,
+                    ..Default::default()
+                },
+                algbw_gbs: busbw,
+                busbw_gbs: busbw,
+                wrong,
+                group: None,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+        /// Whatever the rows (missing bandwidths, zero times, one size, odd ops), every
+        /// exporter renders without panicking or erroring.
+        #[test]
+        fn every_exporter_renders_any_rows(
+            rows in prop::collection::vec(row(), 1..30),
+            pair_rows in prop::collection::vec(row(), 0..10),
+        ) {
+            let mut record = RunRecord::new("run");
+            record.rows = rows;
+            if !pair_rows.is_empty() {
+                for (i, name) in ["a+b", "a+c", "b+c"].iter().enumerate() {
+                    record.pairs.push(PairResult {
+                        name: name.to_string(),
+                        nodes: name.split('+').map(str::to_string).collect(),
+                        status: if i == 1 { "timeout".into() } else { "pass".into() },
+                        message: None,
+                        rows: if i == 1 { vec![] } else { pair_rows.clone() },
+                        analysis: None,
+                    });
+                }
+            }
+            let mut doc = Document::new(vec![Run::new(record.clone(), "r.json")]);
+            doc.baseline = Some(Run::new(record, "b.json"));
+            doc.config = Some(profiles::by_name("h200x2").unwrap());
+            let mut exporters = report_exporters(&doc);
+            exporters.push(Box::new(Prometheus));
+            for e in &exporters {
+                prop_assert!(e.render(&doc).is_ok(), "{}", e.file_name());
+            }
+        }
+    }
+}
