@@ -348,6 +348,56 @@ pub fn nccl_version_from_code(code: u64) -> String {
 mod tests {
     use super::*;
 
+    /// A -J file cut off anywhere gives its complete results or a clear error, never a panic.
+    #[test]
+    fn json_cut_at_any_point_never_panics() {
+        let full = include_str!("../../tests/fixtures/nccl-tests/reduce_scatter_2nodes.json");
+        let mut kept = Vec::new();
+        for cut in (1..full.len()).step_by(37) {
+            let input = Input {
+                origin: "cut.json".into(),
+                text: full[..cut].to_string(),
+            };
+            match ingest(&[input], None, None) {
+                Ok(record) => {
+                    assert_eq!(record.status, crate::results::RunStatus::Interrupted);
+                    kept.push(record.rows.len());
+                }
+                Err(e) => assert_eq!(e.exit_code(), crate::exit::BAD_INPUT, "{e}"),
+            }
+        }
+        assert!(
+            kept.windows(2).all(|w| w[0] <= w[1]),
+            "longer prefixes keep more"
+        );
+        assert!(kept.last().copied().unwrap_or(0) >= 20);
+    }
+
+    proptest::proptest! {
+        /// Arbitrary text built from table-like pieces parses or is refused, never panics.
+        #[test]
+        fn any_text_parses_or_is_refused(lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong",
+                "        1024           128     float    none      -1    20.73    0.05    0.02       0    17.55    0.06    0.03       0",
+                "        2048           256     float    none      -1      N/A     N/A     N/A     N/A",
+                "# Collective test starting: all_gather_perf",
+                "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809",
+                "#  Rank  0 Group  0 Pid   1385 on         vm device  0 [0000:00:06] NVIDIA H200",
+                "vm:1:1 [0] NCCL INFO Using network Socket",
+                "# Out of bounds values : 0 OK",
+                "99999999999999999999999 1 2",
+                "",
+            ]),
+            0..40,
+        )) {
+            let input = Input { origin: "p.txt".into(), text: lines.join("\n") };
+            if let Err(e) = ingest(&[input], Some("all_gather"), None) {
+                proptest::prop_assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+            }
+        }
+    }
+
     #[test]
     fn version_codes_decode() {
         assert_eq!(nccl_version_from_code(22809), "2.28.9");
