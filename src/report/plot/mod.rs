@@ -6,6 +6,7 @@ mod bandwidth;
 pub mod heatmap;
 mod latency;
 mod style;
+mod text;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -108,7 +109,9 @@ pub fn png(doc: &Document, kind: &PlotKind) -> Result<Vec<u8>> {
     register_font()?;
     let mut pixels = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
-        let root = BitMapBackend::with_buffer(&mut pixels, (WIDTH, HEIGHT)).into_drawing_area();
+        let bitmap = BitMapBackend::with_buffer(&mut pixels, (WIDTH, HEIGHT));
+        let backend = text::Bitmap::new(bitmap, FONT).ok_or_else(font_error)?;
+        let root = backend.into_drawing_area();
         draw(&root, doc, kind).map_err(|e| draw_error(kind, e))?;
         root.present().map_err(|e| draw_error(kind, Box::new(e)))?;
     }
@@ -163,13 +166,11 @@ fn register_font() -> Result<()> {
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
     });
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::infra(
-            "the embedded font (assets/DejaVuSans.ttf) could not be loaded",
-        ))
-    }
+    if ok { Ok(()) } else { Err(font_error()) }
+}
+
+fn font_error() -> Error {
+    Error::infra("the embedded font (assets/DejaVuSans.ttf) could not be loaded")
 }
 
 fn draw_error(kind: &PlotKind, e: Box<dyn std::error::Error>) -> Error {
