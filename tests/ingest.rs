@@ -60,6 +60,59 @@ fn text_with_nccl_info_lines_mixed_in() {
     assert!((last["busbw_gbs"].as_f64().unwrap() - 470.21).abs() < 1e-9);
     assert!((last["time_us"]["mean"].as_f64().unwrap() - 4281.67).abs() < 1e-9);
     assert_eq!(rows(&r, "all_reduce", true).len(), 11);
+    // The NCCL_DEBUG lines mixed into the output were analysed.
+    let a = &r["analysis"];
+    assert_eq!(a["inter_node_transport"], "efa");
+    assert_eq!(a["socket_fallback"], false);
+    assert_eq!(
+        (a["nodes"].as_u64(), a["ranks"].as_u64()),
+        (Some(2), Some(16))
+    );
+    assert_eq!(a["verdict"], "pass");
+}
+
+#[test]
+fn outputs_without_nccl_lines_carry_no_analysis() {
+    for f in ["reduce_scatter_2nodes.json", "ag_rs_single_host.txt"] {
+        let r = ingest(&[f], &[]);
+        assert_eq!(
+            r["analysis"],
+            Value::Null,
+            "{f}: nothing analysed is not `unknown`"
+        );
+    }
+}
+
+#[test]
+fn expect_reaches_the_analysis_and_the_gate_passes_efa() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    netcheck()
+        .arg("ingest")
+        .arg(fixture("nccl-tests/all_gather_nccl_failure.txt"))
+        .args(["--expect", "efa", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        r["analysis"]["verdict"], "fail",
+        "efa expected, not shown in the log"
+    );
+    netcheck()
+        .arg("ingest")
+        .arg(fixture("nccl-tests/all_reduce_2nodes_efa.txt"))
+        .args(["--expect", "efa", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .args(["--expect", "efa"])
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("gate: PASS"));
 }
 
 #[test]

@@ -138,14 +138,21 @@ pub fn parse_input(input: &Input) -> Result<(Vec<Section>, usize)> {
 
 /// Runs the log analyser over the text inputs that carry `NCCL_DEBUG` lines (the whole text,
 /// so evidence line numbers are the file's and the `# Rank` header lines count), with
-/// `expect` as `--expect`.
-///
-/// The analyser (`crate::logscan`) is being written on another branch; until it is merged this
-/// returns `None`, so ingested records carry no transport verdict yet. `None` is also the
-/// answer when no input has log lines: nothing analysed is not "unknown transport".
+/// `expect` as `--expect`. `None` when no input has log lines: nothing analysed is not
+/// "unknown transport".
 pub fn analyse_mixed_log_lines(inputs: &[&Input], expect: Option<&str>) -> Option<Analysis> {
-    let _ = (inputs, expect);
-    None
+    if inputs.is_empty() {
+        return None;
+    }
+    let expect = expect
+        .filter(|e| *e != "any")
+        .and_then(|e| e.parse::<crate::logscan::Transport>().ok());
+    let mut analyzer = crate::logscan::Analyzer::new(crate::logscan::Options { expect });
+    for input in inputs {
+        // Reading from memory cannot fail.
+        analyzer.feed(input.text.as_bytes(), &input.origin).ok()?;
+    }
+    Some(analyzer.finish())
 }
 
 /// Folds parsed sections into one RunRecord (`source: "ingest"`).
