@@ -30,6 +30,9 @@ pub struct BenchConfig {
     pub thresholds: Vec<Threshold>,
     #[serde(default)]
     pub hardware: Option<Hardware>,
+    /// Published results for this hardware, drawn in reports for comparison (never gated on).
+    #[serde(default, rename = "reference")]
+    pub references: Vec<Reference>,
 }
 
 /// What to measure. Field names match the `netcheck run` flags.
@@ -86,6 +89,23 @@ pub struct Threshold {
     pub max_bytes: Option<ByteSize>,
     pub min_busbw_gbs: Option<f64>,
     pub max_latency_us: Option<f64>,
+    /// Which time statistic `max_latency_us` applies to: `mean` (default; what nccl-tests
+    /// prints), `p50`, `p99`, `min` or `max`.
+    pub latency_stat: Option<String>,
+}
+
+/// A published measurement (`[[reference]]`), with where it comes from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Reference {
+    pub op: String,
+    pub bytes: ByteSize,
+    /// Number of nodes of the published run.
+    #[serde(default)]
+    pub nodes: Option<u32>,
+    pub busbw_gbs: f64,
+    /// Where the number was published (repository path, issue, ...).
+    pub source: String,
 }
 
 /// Hardware facts of a profile, so reports can show % of line rate.
@@ -203,6 +223,25 @@ impl BenchConfig {
                     format!("unknown collective `{op}`"),
                 );
             }
+            if let Some(stat) = &t.latency_stat
+                && !LATENCY_STATS.contains(&stat.as_str())
+            {
+                return bad(
+                    &format!("threshold[{i}].latency_stat"),
+                    format!(
+                        "unknown statistic `{stat}` (known: {})",
+                        LATENCY_STATS.join(", ")
+                    ),
+                );
+            }
+            if let (Some(lo), Some(hi)) = (t.min_bytes, t.max_bytes)
+                && lo > hi
+            {
+                return bad(
+                    &format!("threshold[{i}].max_bytes"),
+                    format!("{hi} is smaller than min_bytes {lo}"),
+                );
+            }
             if t.min_busbw_gbs.is_none() && t.max_latency_us.is_none() {
                 return bad(
                     &format!("threshold[{i}]"),
@@ -210,10 +249,36 @@ impl BenchConfig {
                 );
             }
         }
+        for (i, r) in self.references.iter().enumerate() {
+            if !(r.busbw_gbs.is_finite() && r.busbw_gbs > 0.0) {
+                return bad(
+                    &format!("reference[{i}].busbw_gbs"),
+                    "must be a positive number".into(),
+                );
+            }
+            if r.source.trim().is_empty() {
+                return bad(
+                    &format!("reference[{i}].source"),
+                    "say where the number was published".into(),
+                );
+            }
+        }
+        if let Some(hw) = &self.hardware {
+            for (field, value) in [("nvlink_gbs", hw.nvlink_gbs), ("efa_gbps", hw.efa_gbps)] {
+                if value.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                    return bad(
+                        &format!("hardware.{field}"),
+                        "must be a positive number".into(),
+                    );
+                }
+            }
+        }
         Ok(())
     }
 }
 
+/// Time statistics a latency threshold can name (`TimeStats` fields).
+pub const LATENCY_STATS: &[&str] = &["mean", "p50", "p99", "min", "max"];
 pub const KNOWN_OPS: &[&str] = &["all_gather", "reduce_scatter", "all_reduce"];
 pub const KNOWN_DTYPES: &[&str] = &[
     "float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "uint32", "int64",

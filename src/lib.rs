@@ -13,9 +13,12 @@ pub mod output;
 pub mod config;
 pub mod console;
 pub mod engine;
+pub mod gate;
+pub mod ingest;
 pub mod launch;
 pub mod logscan;
 pub mod rendezvous;
+pub mod report;
 pub mod results;
 pub mod worker;
 

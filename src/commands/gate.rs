@@ -2,27 +2,137 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Outcome, Result};
+use crate::config::ByteSize;
+use crate::error::{Outcome, Result};
+use crate::gate::{self, GateInput};
+use crate::report::{self, Document, Exporter};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The results.json to judge.
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
-    /// Bench config with thresholds and expectations.
-    #[arg(long, value_name = "FILE")]
+    /// Bench config with thresholds and expectations (default: the one the run carries).
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
     pub config: Option<PathBuf>,
+    /// A bundled profile instead of --config: default, p5.48xlarge, p5en.48xlarge,
+    /// p4d.24xlarge, g6.12xlarge, h200x2.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// Compare size by size against this results.json.
     #[arg(long, value_name = "RESULTS")]
     pub baseline: Option<PathBuf>,
     /// Allowed bus-bandwidth drop against the baseline, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 10.0)]
     pub tolerance: f64,
+    /// Compare against the baseline only from this size up (small sizes are latency noise).
+    #[arg(long, value_name = "SIZE")]
+    pub baseline_from: Option<ByteSize>,
+    /// The inter-node transport that must have been used (overrides the config's).
+    #[arg(long, value_name = "TRANSPORT",
+          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+    pub expect: Option<String>,
     /// Write a JUnit XML file (a testcase per op×size and per expectation).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write a Prometheus textfile (for node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE")]
+    pub prom: Option<PathBuf>,
+    /// Write a Markdown summary (`-` for stdout, e.g. `>> "$GITHUB_STEP_SUMMARY"`).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the verdict as JSON (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("gate"))
+pub fn run(args: Args) -> Result<Outcome> {
+    super::report::check_tolerance(args.tolerance)?;
+    let run = report::load_run(&args.results)?;
+    let baseline = args.baseline.as_deref().map(report::load_run).transpose()?;
+    let mut config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
+    if config.is_none()
+        && let Some(carried) = report::model::embedded_config(&run.record)
+    {
+        eprintln!(
+            "gate: using the thresholds and expectations {} was run with",
+            run.origin
+        );
+        config = Some(carried);
+    }
+    let verdict = gate::evaluate(&GateInput {
+        record: &run.record,
+        origin: &run.origin,
+        config: config.as_ref(),
+        baseline: baseline.as_ref().map(|b| &b.record),
+        tolerance_pct: args.tolerance,
+        baseline_min_bytes: args.baseline_from.map(|b| b.0),
+        expect_transport: args.expect.clone(),
+    });
+    print_summary(&verdict);
+    let outcome = match verdict.verdict {
+        gate::Outcome::Fail => Outcome::Fail,
+        _ => Outcome::Pass,
+    };
+    let mut doc = Document::new(vec![run]);
+    doc.baseline = baseline;
+    doc.config = config;
+    doc.tolerance_pct = args.tolerance;
+    doc.gate = Some(verdict);
+    let outputs: [(Option<PathBuf>, Box<dyn Exporter>); 4] = [
+        (args.junit, Box::new(report::Junit)),
+        (args.prom, Box::new(report::Prometheus)),
+        (args.markdown, Box::new(report::Markdown { images: false })),
+        (args.json, Box::new(GateJson)),
+    ];
+    for (path, exporter) in outputs {
+        if let Some(path) = path {
+            report::write_file(&path, &exporter.render(&doc)?)?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// The verdict alone as JSON (`netcheck.gate.v1`).
+struct GateJson;
+
+impl Exporter for GateJson {
+    fn file_name(&self) -> String {
+        "gate.json".into()
+    }
+    fn render(&self, doc: &Document) -> Result<Vec<u8>> {
+        let mut text = serde_json::to_string_pretty(&doc.gate).expect("gate verdict serializes");
+        text.push('\n');
+        Ok(text.into_bytes())
+    }
+}
+
+/// One line with the verdict, then each failed check (for people, on stderr).
+fn print_summary(verdict: &gate::GateReport) {
+    let word = if verdict.verdict == gate::Outcome::Fail {
+        "FAIL"
+    } else {
+        "PASS"
+    };
+    eprintln!(
+        "gate: {word}: {} cases passed, {} failed, {} skipped",
+        verdict.passed, verdict.failed, verdict.skipped
+    );
+    let failures: Vec<String> = verdict
+        .cases
+        .iter()
+        .flat_map(|c| {
+            c.failures()
+                .map(move |f| format!("  {} {}: {}", c.class, c.name, f.message))
+        })
+        .collect();
+    for line in failures.iter().take(20) {
+        eprintln!("{line}");
+    }
+    if failures.len() > 20 {
+        eprintln!(
+            "  … {} more (see --junit or --markdown)",
+            failures.len() - 20
+        );
+    }
 }

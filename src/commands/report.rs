@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::{Error, Outcome, Result};
+use crate::report::{self, Document};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,8 +16,53 @@ pub struct Args {
     /// A results.json to draw as the baseline.
     #[arg(long, value_name = "RESULTS")]
     pub baseline: Option<PathBuf>,
+    /// Bench config whose hardware facts, thresholds and published references to show
+    /// (default: the one the first run carries, else the bundled profile of its instance type).
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub config: Option<PathBuf>,
+    /// A bundled profile instead of --config: default, p5.48xlarge, p5en.48xlarge,
+    /// p4d.24xlarge, g6.12xlarge, h200x2.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Width of the band drawn under the baseline, in percent (the gate's tolerance).
+    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
+    pub tolerance: f64,
 }
 
-pub fn run(_args: Args) -> Result<Outcome> {
-    Err(Error::NotBuilt("report"))
+pub fn run(args: Args) -> Result<Outcome> {
+    check_tolerance(args.tolerance)?;
+    let runs = args
+        .results
+        .iter()
+        .map(|p| report::load_run(p))
+        .collect::<Result<Vec<_>>>()?;
+    let mut doc = Document::new(runs);
+    doc.baseline = args.baseline.as_deref().map(report::load_run).transpose()?;
+    doc.config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
+    doc.tolerance_pct = args.tolerance;
+    let exporters = report::report_exporters(&doc);
+    let files = report::write_all(&doc, &exporters, &args.out)?;
+    let names: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    eprintln!(
+        "wrote {} files to {}: {}",
+        files.len(),
+        args.out.display(),
+        names.join(", ")
+    );
+    Ok(Outcome::Pass)
+}
+
+/// A tolerance is a percentage drop: 0 up to (not including) 100.
+pub fn check_tolerance(pct: f64) -> Result<()> {
+    if pct.is_finite() && (0.0..100.0).contains(&pct) {
+        Ok(())
+    } else {
+        Err(Error::Usage {
+            message: format!("--tolerance {pct} is not a percentage drop between 0 and 100"),
+            hint: Some("e.g. --tolerance 10 allows busbw 10% below the baseline".into()),
+        })
+    }
 }

@@ -1,0 +1,241 @@
+//! One case per expectation: the run finished, the expected transport carried the traffic
+//! without a socket fallback, the log analysis did not fail, no wrong elements, every node pair
+//! passed, and every threshold matched something that was measured.
+
+use super::curve::{applies, judged_rows};
+use super::{Case, Check, CheckKind, GateInput, expected_transport};
+use crate::logscan::{Analysis, Severity, Verdict};
+use crate::results::RunStatus;
+
+const CLASS: &str = "expect";
+
+pub fn cases(input: &GateInput) -> Vec<Case> {
+    let record = input.record;
+    let mut cases = vec![status(input)];
+    cases.push(transport(
+        "transport",
+        record.analysis.as_ref(),
+        input,
+        record.pairs.is_empty(),
+    ));
+    cases.push(analysis("log analysis", record.analysis.as_ref()));
+    for pair in &record.pairs {
+        let ok = pair.status == "pass";
+        let message = match &pair.message {
+            Some(m) => format!("{}: {} ({m})", pair.nodes.join(" + "), pair.status),
+            None => format!("{}: {}", pair.nodes.join(" + "), pair.status),
+        };
+        let check = if ok {
+            Check::pass(CheckKind::Pair, message)
+        } else {
+            Check::fail(CheckKind::Pair, message)
+        };
+        cases.push(Case::new(CLASS, format!("pair {}", pair.name), vec![check]));
+        // A pair that never measured has failed above; its missing analysis says nothing new.
+        let measured = ok || !pair.rows.is_empty();
+        cases.push(transport(
+            &format!("pair {} transport", pair.name),
+            pair.analysis.as_ref(),
+            input,
+            measured,
+        ));
+    }
+    cases.extend(node_verdicts(input));
+    cases.push(correctness(input));
+    cases.extend(unused_thresholds(input));
+    cases
+}
+
+fn status(input: &GateInput) -> Case {
+    let kind = CheckKind::Status;
+    let record = input.record;
+    let check = match record.status {
+        RunStatus::Complete => Check::pass(kind, "the run completed"),
+        other => {
+            let mut message = format!(
+                "the run ended {}: its rows hold only what finished",
+                match other {
+                    RunStatus::Interrupted => "early (interrupted or truncated output)",
+                    RunStatus::Timeout => "in a timeout",
+                    _ => "with an error",
+                }
+            );
+            if let Some(first) = record.errors.first() {
+                message += &format!("; first error: {first}");
+            }
+            Check::fail(kind, message)
+        }
+    };
+    Case::new(CLASS, "run status", vec![check])
+}
+
+/// The expected transport and the absence of a socket fallback. `required`: fail when the
+/// expectation exists but no analysis does (for the top level of multi-pair results the pairs
+/// carry the analyses, so a missing top-level one is not a failure).
+fn transport(name: &str, analysis: Option<&Analysis>, input: &GateInput, required: bool) -> Case {
+    let kind = CheckKind::Transport;
+    let expected = expected_transport(input);
+    let mut checks = Vec::new();
+    match (analysis, &expected) {
+        (Some(a), Some(want)) => {
+            let got = a.inter_node_transport.as_str();
+            checks.push(if got == want {
+                Check::pass(kind, format!("inter-node traffic used {got}, as expected"))
+            } else {
+                Check::fail(
+                    kind,
+                    format!("inter-node traffic used {got}; expected {want}"),
+                )
+            });
+        }
+        (None, Some(want)) if required => checks.push(Check::fail(
+            kind,
+            format!(
+                "expected {want}, but the results carry no log analysis to prove it \
+                 (run with NCCL_DEBUG=INFO, or ingest output that includes the NCCL lines)"
+            ),
+        )),
+        _ => {}
+    }
+    match analysis.map(|a| a.socket_fallback) {
+        Some(Some(true)) => checks.push(Check::fail(
+            kind,
+            "NCCL fell back to TCP sockets although an RDMA path was expected or present",
+        )),
+        Some(Some(false)) => checks.push(Check::pass(kind, "no socket fallback")),
+        _ => {}
+    }
+    if checks.is_empty() {
+        let why = match (&expected, required) {
+            (Some(_), false) => "checked per pair",
+            _ => "no transport expectation and no log analysis",
+        };
+        checks.push(Check::skip(kind, why));
+    }
+    Case::new(CLASS, name, checks)
+}
+
+fn analysis(name: &str, analysis: Option<&Analysis>) -> Case {
+    let kind = CheckKind::Analysis;
+    let Some(a) = analysis else {
+        return Case::new(
+            CLASS,
+            name,
+            vec![Check::skip(kind, "the results carry no log analysis")],
+        );
+    };
+    let errors: Vec<&str> = a
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.message.as_str())
+        .collect();
+    let check = match a.verdict {
+        Verdict::Fail => Check::fail(
+            kind,
+            format!("the log analysis failed: {}", errors.join("; ")),
+        ),
+        Verdict::Warn => {
+            let warnings: Vec<&str> = a
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Warn)
+                .map(|f| f.message.as_str())
+                .collect();
+            Check::pass(
+                kind,
+                format!("passed with warnings: {}", warnings.join("; ")),
+            )
+        }
+        Verdict::Pass => Check::pass(kind, "the log analysis passed"),
+    };
+    Case::new(CLASS, name, vec![check])
+}
+
+/// `launch`'s verdict per node: `fail` (failed with a node that passed elsewhere) and
+/// `suspect` (in a failing group, fault not placed) fail; nodes that could not be judged
+/// (`inconclusive`, `untested`, `ineligible`) are skipped with the reason.
+fn node_verdicts(input: &GateInput) -> Vec<Case> {
+    input
+        .record
+        .nodes
+        .iter()
+        .map(|node| {
+            let kind = CheckKind::Pair;
+            let message = match &node.reason {
+                Some(r) if !r.is_empty() => format!("{}: {r}", node.verdict),
+                _ => node.verdict.clone(),
+            };
+            let check = match node.verdict.as_str() {
+                "pass" => Check::pass(kind, message),
+                "fail" | "suspect" => Check::fail(kind, message),
+                _ => Check::skip(kind, message),
+            };
+            Case::new(CLASS, format!("node {}", node.name), vec![check])
+        })
+        .collect()
+}
+
+fn correctness(input: &GateInput) -> Case {
+    let kind = CheckKind::Correctness;
+    let max_wrong = input.config.and_then(|c| c.expect.max_wrong).unwrap_or(0);
+    let rows = judged_rows(input.record);
+    let checked: Vec<_> = rows
+        .iter()
+        .filter_map(|(_, r)| r.wrong.map(|w| (r, w)))
+        .collect();
+    let bad: Vec<_> = checked.iter().filter(|(_, w)| *w > max_wrong).collect();
+    let check = if checked.is_empty() {
+        Check::skip(kind, "results were not checked for correctness")
+    } else if bad.is_empty() {
+        Check::pass(
+            kind,
+            format!(
+                "{} of {} rows checked, none with more than {max_wrong} wrong elements",
+                checked.len(),
+                rows.len()
+            ),
+        )
+    } else {
+        let total: u64 = bad.iter().map(|(_, w)| *w).sum();
+        Check::fail(
+            kind,
+            format!(
+                "{} rows with wrong elements ({total} in all; allowed {max_wrong} per row)",
+                bad.len()
+            ),
+        )
+    };
+    Case::new(CLASS, "correctness", vec![check])
+}
+
+/// A threshold that covers nothing measured is a configuration or sweep mistake; passing it
+/// silently would gate on nothing.
+fn unused_thresholds(input: &GateInput) -> Vec<Case> {
+    let Some(config) = input.config else {
+        return vec![];
+    };
+    let rows = judged_rows(input.record);
+    config
+        .thresholds
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !rows.iter().any(|(_, r)| applies(t, r)))
+        .map(|(i, t)| {
+            let range = format!(
+                "{} {}–{}",
+                t.op.as_deref().unwrap_or("any op"),
+                t.min_bytes.map_or("0".into(), |b| b.to_string()),
+                t.max_bytes.map_or("∞".into(), |b| b.to_string()),
+            );
+            Case::new(
+                CLASS,
+                format!("threshold[{i}]"),
+                vec![Check::fail(
+                    CheckKind::Coverage,
+                    format!("threshold[{i}] ({range}) matches no measured row"),
+                )],
+            )
+        })
+        .collect()
+}

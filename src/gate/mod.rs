@@ -1,0 +1,442 @@
+//! The CI gate: a RunRecord judged against thresholds, expectations and/or a baseline.
+//!
+//! The verdict is a list of [`Case`]s, the way a CI system shows test results: one per measured
+//! op×size (every placement, threshold and baseline comparison of that point is a [`Check`] in
+//! it) and one per expectation (run status, transport, correctness, node pairs and `launch`'s
+//! node verdicts, thresholds that matched nothing). Any failed check fails its case; any failed case fails the gate.
+//! The curve is compared size by size; nccl-tests' "Avg bus bandwidth" (an average over every
+//! size of the sweep) is never used.
+
+mod curve;
+mod expect;
+
+use serde::Serialize;
+
+use crate::config::BenchConfig;
+use crate::results::RunRecord;
+
+pub use curve::Point;
+
+/// What the gate is asked to judge.
+pub struct GateInput<'a> {
+    pub record: &'a RunRecord,
+    /// Where the record came from (for messages).
+    pub origin: &'a str,
+    /// Thresholds and expectations; `None` when there are none.
+    pub config: Option<&'a BenchConfig>,
+    pub baseline: Option<&'a RunRecord>,
+    /// Allowed bus-bandwidth drop against the baseline, percent.
+    pub tolerance_pct: f64,
+    /// Compare against the baseline only from this size up (small sizes are latency noise).
+    pub baseline_min_bytes: Option<u64>,
+    /// Expected inter-node transport; overrides `config.expect.transport`.
+    pub expect_transport: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct GateReport {
+    pub schema: &'static str,
+    pub verdict: Outcome,
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub tolerance_pct: f64,
+    pub cases: Vec<Case>,
+}
+
+pub const GATE_SCHEMA: &str = "netcheck.gate.v1";
+
+/// One test case: an op×size point or an expectation.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Case {
+    /// `curve.<op>` or `expect`: the JUnit classname and Prometheus grouping.
+    pub class: String,
+    /// e.g. `float32 1M` or `transport`; prefixed with the pair for multi-pair results.
+    pub name: String,
+    pub outcome: Outcome,
+    pub checks: Vec<Check>,
+    /// The measured point, for curve cases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<Point>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Check {
+    pub kind: CheckKind,
+    pub outcome: Outcome,
+    /// What was checked and, on failure, by how much it missed.
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Skip,
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    Bandwidth,
+    Latency,
+    Baseline,
+    Correctness,
+    Transport,
+    Analysis,
+    Status,
+    Pair,
+    Coverage,
+}
+
+impl CheckKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckKind::Bandwidth => "bandwidth",
+            CheckKind::Latency => "latency",
+            CheckKind::Baseline => "baseline",
+            CheckKind::Correctness => "correctness",
+            CheckKind::Transport => "transport",
+            CheckKind::Analysis => "analysis",
+            CheckKind::Status => "status",
+            CheckKind::Pair => "pair",
+            CheckKind::Coverage => "coverage",
+        }
+    }
+}
+
+impl Check {
+    pub fn pass(kind: CheckKind, message: impl Into<String>) -> Check {
+        Check {
+            kind,
+            outcome: Outcome::Pass,
+            message: message.into(),
+        }
+    }
+    pub fn fail(kind: CheckKind, message: impl Into<String>) -> Check {
+        Check {
+            kind,
+            outcome: Outcome::Fail,
+            message: message.into(),
+        }
+    }
+    pub fn skip(kind: CheckKind, message: impl Into<String>) -> Check {
+        Check {
+            kind,
+            outcome: Outcome::Skip,
+            message: message.into(),
+        }
+    }
+}
+
+impl Case {
+    pub fn new(class: impl Into<String>, name: impl Into<String>, checks: Vec<Check>) -> Case {
+        let outcome = if checks.iter().any(|c| c.outcome == Outcome::Fail) {
+            Outcome::Fail
+        } else if checks.iter().any(|c| c.outcome == Outcome::Pass) {
+            Outcome::Pass
+        } else {
+            Outcome::Skip
+        };
+        Case {
+            class: class.into(),
+            name: name.into(),
+            outcome,
+            checks,
+            point: None,
+        }
+    }
+
+    pub fn failures(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| c.outcome == Outcome::Fail)
+    }
+}
+
+/// Judges the record. Pure: no I/O, so every rule is unit-testable.
+pub fn evaluate(input: &GateInput) -> GateReport {
+    let mut cases = curve::cases(input);
+    cases.extend(expect::cases(input));
+    let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
+    let (passed, failed, skipped) = (
+        count(Outcome::Pass),
+        count(Outcome::Fail),
+        count(Outcome::Skip),
+    );
+    GateReport {
+        schema: GATE_SCHEMA,
+        verdict: if failed > 0 {
+            Outcome::Fail
+        } else {
+            Outcome::Pass
+        },
+        passed,
+        failed,
+        skipped,
+        tolerance_pct: input.tolerance_pct,
+        cases,
+    }
+}
+
+/// The expected transport: the flag, else the config's, ignoring `any`.
+fn expected_transport(input: &GateInput) -> Option<String> {
+    input
+        .expect_transport
+        .clone()
+        .or_else(|| input.config.and_then(|c| c.expect.transport.clone()))
+        .filter(|t| t != "any")
+}
+
+/// `12.3%` with one decimal.
+fn pct(x: f64) -> String {
+    format!("{x:.1}%")
+}
+
+/// A bandwidth or time with sensible precision.
+pub fn num(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ByteSize, Threshold};
+    use crate::results::{PairResult, ResultRow, RunStatus, TimeStats};
+
+    fn row(op: &str, bytes: u64, in_place: bool, busbw: f64) -> ResultRow {
+        ResultRow {
+            op: op.into(),
+            dtype: "float32".into(),
+            bytes,
+            count: bytes / 8,
+            in_place,
+            redop: None,
+            iters: Some(20),
+            time_us: TimeStats {
+                mean: 20.0,
+                ..Default::default()
+            },
+            algbw_gbs: Some(busbw * 2.0),
+            busbw_gbs: Some(busbw),
+            wrong: Some(0),
+            group: None,
+        }
+    }
+
+    fn record(rows: Vec<ResultRow>) -> RunRecord {
+        let mut r = RunRecord::new("run");
+        r.rows = rows;
+        r
+    }
+
+    fn input<'a>(
+        record: &'a RunRecord,
+        config: Option<&'a BenchConfig>,
+        baseline: Option<&'a RunRecord>,
+    ) -> GateInput<'a> {
+        GateInput {
+            record,
+            origin: "r.json",
+            config,
+            baseline,
+            tolerance_pct: 10.0,
+            baseline_min_bytes: None,
+            expect_transport: None,
+        }
+    }
+
+    fn failures(report: &GateReport) -> Vec<String> {
+        report
+            .cases
+            .iter()
+            .flat_map(|c| {
+                c.failures()
+                    .map(|f| format!("{} {}: {}", c.class, c.name, f.message))
+            })
+            .collect()
+    }
+
+    fn threshold(op: &str, bytes: u64, min_busbw: Option<f64>, max_us: Option<f64>) -> Threshold {
+        Threshold {
+            op: Some(op.into()),
+            min_bytes: Some(ByteSize(bytes)),
+            max_bytes: Some(ByteSize(bytes)),
+            min_busbw_gbs: min_busbw,
+            max_latency_us: max_us,
+            latency_stat: None,
+        }
+    }
+
+    #[test]
+    fn thresholds_fail_with_the_shortfall() {
+        let r = record(vec![row("all_gather", 1 << 30, false, 180.0)]);
+        let config = BenchConfig {
+            thresholds: vec![threshold("all_gather", 1 << 30, Some(200.0), None)],
+            ..Default::default()
+        };
+        let report = evaluate(&input(&r, Some(&config), None));
+        assert_eq!(report.verdict, Outcome::Fail);
+        let f = failures(&report);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].contains("curve.all_gather float32 1G"), "{f:?}");
+        assert!(
+            f[0].contains("180 GB/s is 10.0% below the 200 GB/s minimum"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn latency_thresholds_use_the_named_statistic() {
+        let mut r = record(vec![row("all_gather", 1024, false, 0.05)]);
+        r.rows[0].time_us.p99 = Some(50.0);
+        let mut t = threshold("all_gather", 1024, None, Some(30.0));
+        let mean_ok = BenchConfig {
+            thresholds: vec![t.clone()],
+            ..Default::default()
+        };
+        assert_eq!(
+            evaluate(&input(&r, Some(&mean_ok), None)).verdict,
+            Outcome::Pass
+        );
+        t.latency_stat = Some("p99".into());
+        let p99 = BenchConfig {
+            thresholds: vec![t.clone()],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&p99), None)));
+        assert!(
+            f[0].contains("p99 time 50.0 µs exceeds the 30.0 µs maximum by 66.7%"),
+            "{f:?}"
+        );
+        t.latency_stat = Some("p50".into());
+        let p50 = BenchConfig {
+            thresholds: vec![t],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&p50), None)));
+        assert!(f[0].contains("p50 time was not recorded"), "{f:?}");
+    }
+
+    #[test]
+    fn baseline_is_compared_size_by_size_within_the_tolerance() {
+        let base = record(vec![
+            row("all_gather", 1 << 20, false, 100.0),
+            row("all_gather", 1 << 30, false, 300.0),
+            row("all_gather", 1 << 30, true, 300.0),
+        ]);
+        // 1M: −9% (within 10%), 1G: −20%; the 1G in-place point is missing.
+        let r = record(vec![
+            row("all_gather", 1 << 20, false, 91.0),
+            row("all_gather", 1 << 30, false, 240.0),
+        ]);
+        let report = evaluate(&input(&r, None, Some(&base)));
+        let f = failures(&report);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f.iter().any(|m| m.contains(
+                "1G: out-of-place busbw 240 GB/s is 20.0% below the baseline's 300 GB/s"
+            )),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("in-place measured in the baseline but missing")),
+            "{f:?}"
+        );
+        // From 1G up only, and with a looser tolerance, the same run passes apart from coverage.
+        let mut loose = input(&r, None, Some(&base));
+        loose.tolerance_pct = 25.0;
+        loose.baseline_min_bytes = Some(1 << 30);
+        let f = failures(&evaluate(&loose));
+        assert_eq!(f.len(), 1, "{f:?}");
+    }
+
+    #[test]
+    fn pairs_are_compared_with_the_median_of_the_baselines_pairs() {
+        let pair = |name: &str, busbw: f64| PairResult {
+            name: name.into(),
+            nodes: name.split('+').map(str::to_string).collect(),
+            status: "pass".into(),
+            message: None,
+            rows: vec![row("all_gather", 1 << 30, false, busbw)],
+            analysis: None,
+        };
+        let mut base = record(vec![]);
+        base.pairs = vec![pair("a+b", 100.0), pair("c+d", 200.0), pair("e+f", 210.0)];
+        let mut r = record(vec![]);
+        r.pairs = vec![pair("x+y", 185.0), pair("y+z", 150.0)];
+        let f = failures(&evaluate(&input(&r, None, Some(&base))));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].contains("y+z float32 1G") && f[0].contains("below the baseline's 200 GB/s"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn expectations_fail_on_status_wrong_elements_and_unused_thresholds() {
+        let mut r = record(vec![row("all_gather", 1024, false, 1.0)]);
+        r.rows[0].wrong = Some(2);
+        r.status = RunStatus::Interrupted;
+        let config = BenchConfig {
+            thresholds: vec![threshold("all_reduce", 8 << 30, Some(300.0), None)],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&config), None)));
+        assert!(
+            f.iter()
+                .any(|m| m.contains("out-of-place: 2 wrong elements (allowed 0)")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("run status") && m.contains("ended early")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("expect correctness")
+                    && m.contains("1 rows with wrong elements")),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|m| m.contains("threshold[0] (all_reduce 8G–8G) matches no measured row")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn expected_transport_needs_evidence() {
+        let r = record(vec![row("all_gather", 1024, false, 1.0)]);
+        let mut i = input(&r, None, None);
+        i.expect_transport = Some("efa".into());
+        let f = failures(&evaluate(&i));
+        assert!(
+            f[0].contains("expected efa, but the results carry no log analysis"),
+            "{f:?}"
+        );
+        i.expect_transport = Some("any".into());
+        assert_eq!(evaluate(&i).verdict, Outcome::Pass);
+    }
+
+    #[test]
+    fn a_point_with_nothing_to_check_is_skipped_not_passed() {
+        let mut r = record(vec![row("all_gather", 1024, false, 1.0)]);
+        r.rows[0].wrong = None;
+        let report = evaluate(&input(&r, None, None));
+        let case = report
+            .cases
+            .iter()
+            .find(|c| c.class == "curve.all_gather")
+            .unwrap();
+        assert_eq!(case.outcome, Outcome::Skip);
+        assert_eq!(report.verdict, Outcome::Pass);
+    }
+}

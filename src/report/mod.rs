@@ -1,0 +1,290 @@
+//! Reports: one exporter per format behind one trait. Every exporter reads the same
+//! [`Document`] (the runs, an optional baseline, the bench config with hardware facts and
+//! thresholds, and the gate's verdict when there is one) and returns one file's bytes.
+//!
+//! `netcheck report` writes the plots (PNG + SVG), `summary.md`, `report.html` and
+//! `report.json`; `netcheck gate` writes JUnit XML, a Prometheus textfile and Markdown.
+
+mod html;
+mod json;
+mod junit;
+mod markdown;
+pub mod model;
+mod plot;
+pub mod profiles;
+mod prom;
+mod summary;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{BenchConfig, Hardware};
+use crate::error::{Error, Result};
+use crate::gate::GateReport;
+use crate::results::RunRecord;
+
+pub use html::Html;
+pub use json::Json;
+pub use junit::Junit;
+pub use markdown::Markdown;
+pub use plot::{Image, Plot, PlotKind};
+pub use prom::Prometheus;
+
+/// A results file and the name it goes by in the report.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub label: String,
+    pub origin: String,
+    pub record: RunRecord,
+}
+
+impl Run {
+    /// Labels a run by its record's label, else the file name without `.json`.
+    pub fn new(record: RunRecord, origin: &str) -> Run {
+        let stem = Path::new(origin)
+            .file_name()
+            .map(|f| f.to_string_lossy().trim_end_matches(".json").to_string())
+            .unwrap_or_else(|| origin.to_string());
+        Run {
+            label: record.label.clone().unwrap_or(stem),
+            origin: origin.to_string(),
+            record,
+        }
+    }
+}
+
+/// Everything a report shows.
+pub struct Document {
+    pub runs: Vec<Run>,
+    pub baseline: Option<Run>,
+    /// Hardware facts, thresholds and published references.
+    pub config: Option<BenchConfig>,
+    /// Baseline tolerance band, percent.
+    pub tolerance_pct: f64,
+    pub gate: Option<GateReport>,
+    /// PNGs already rendered (the HTML bundle reuses the plot files' bytes).
+    png_cache: std::cell::RefCell<Vec<(PlotKind, Vec<u8>)>>,
+}
+
+impl Document {
+    pub fn new(runs: Vec<Run>) -> Document {
+        let mut runs = runs;
+        disambiguate_labels(&mut runs);
+        Document {
+            runs,
+            baseline: None,
+            config: None,
+            tolerance_pct: 10.0,
+            gate: None,
+            png_cache: Default::default(),
+        }
+    }
+
+    /// The hardware facts for a run: the given config's, else the config the run carries, else
+    /// the bundled profile for its instance type.
+    pub fn hardware(&self, run: &Run) -> Option<Hardware> {
+        self.config
+            .as_ref()
+            .and_then(|c| c.hardware.clone())
+            .or_else(|| model::embedded_config(&run.record).and_then(|c| c.hardware))
+            .or_else(|| {
+                let instance = run
+                    .record
+                    .hosts
+                    .iter()
+                    .find_map(|h| h.instance_type.clone())?;
+                profiles::for_instance_type(&instance).and_then(|c| c.hardware)
+            })
+    }
+
+    /// The run's hardware ceiling, when hardware and node count are known.
+    pub fn ceiling(&self, run: &Run) -> Option<model::Ceiling> {
+        model::ceiling(&self.hardware(run)?, model::nodes_of(&run.record))
+    }
+}
+
+fn disambiguate_labels(runs: &mut [Run]) {
+    for i in 0..runs.len() {
+        let taken = runs[..i].iter().any(|r| r.label == runs[i].label);
+        if taken {
+            runs[i].label = format!("{} ({})", runs[i].label, i + 1);
+        }
+    }
+}
+
+/// One output format.
+pub trait Exporter {
+    /// The file this exporter writes inside the report folder.
+    fn file_name(&self) -> String;
+    fn render(&self, doc: &Document) -> Result<Vec<u8>>;
+}
+
+/// The exporters of `netcheck report`, in writing order (plots before the HTML that embeds
+/// them).
+pub fn report_exporters(doc: &Document) -> Vec<Box<dyn Exporter>> {
+    let mut list: Vec<Box<dyn Exporter>> = Vec::new();
+    for kind in plot::kinds(doc) {
+        list.push(Box::new(Plot {
+            kind: kind.clone(),
+            image: Image::Png,
+        }));
+        list.push(Box::new(Plot {
+            kind,
+            image: Image::Svg,
+        }));
+    }
+    list.push(Box::new(Markdown { images: true }));
+    list.push(Box::new(Html));
+    list.push(Box::new(Json));
+    list
+}
+
+/// Renders each exporter into `dir` (created if needed); returns the files written.
+pub fn write_all(
+    doc: &Document,
+    exporters: &[Box<dyn Exporter>],
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
+    exporters
+        .iter()
+        .map(|e| {
+            let path = dir.join(e.file_name());
+            write_file(&path, &e.render(doc)?)?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Writes a file atomically (temporary file, then rename), so a reader such as the node
+/// exporter's textfile collector never sees half a file. `-` writes to stdout.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path.as_os_str() == "-" {
+        return crate::output::stdout(&String::from_utf8_lossy(bytes))
+            .map_err(|e| Error::write(path, e));
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(|e| Error::write(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+}
+
+impl Document {
+    /// The config whose thresholds and references the plots show: the one given, else the one
+    /// the first run carries.
+    pub fn effective_config(&self) -> Option<BenchConfig> {
+        self.config.clone().or_else(|| {
+            self.runs
+                .first()
+                .and_then(|r| model::embedded_config(&r.record))
+        })
+    }
+}
+
+/// Loads a results file for a report or the gate: valid JSON of this schema with at least one
+/// result row (its own or a pair's); errors name the file and the field.
+pub fn load_run(path: &Path) -> Result<Run> {
+    let record = RunRecord::load(path)?;
+    let origin = path.display().to_string();
+    if model::all_rows(&record).next().is_none() {
+        let failed_pairs = record.pairs.iter().filter(|p| p.status != "pass").count();
+        return Err(Error::BadInput {
+            what: format!("{origin}: rows"),
+            message: if failed_pairs > 0 {
+                format!("no result rows ({failed_pairs} pairs failed before measuring anything)")
+            } else {
+                "no result rows: nothing was measured".into()
+            },
+            hint: Some("check the run's `errors` and `status` fields, then run it again".into()),
+        });
+    }
+    Ok(Run::new(record, &origin))
+}
+
+/// The bench config from `--config FILE` or `--profile NAME` (at most one of them).
+pub fn load_config(file: Option<&Path>, profile: Option<&str>) -> Result<Option<BenchConfig>> {
+    match (file, profile) {
+        (Some(path), None) => BenchConfig::load(path).map(Some),
+        (None, Some(name)) => profiles::by_name(name).map(Some),
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(Error::usage("give --config or --profile, not both")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::results::{PairResult, ResultRow, TimeStats};
+
+    fn row() -> impl Strategy<Value = ResultRow> {
+        (
+            prop::sample::select(vec![
+                "all_gather",
+                "reduce_scatter",
+                "all_reduce",
+                "sendrecv",
+            ]),
+            0u32..40,
+            any::<bool>(),
+            prop::option::of(0.0f64..1e4),
+            0.0f64..1e7,
+            prop::option::of(0.0f64..1e7),
+            prop::option::of(0u64..5),
+        )
+            .prop_map(|(op, exp, in_place, busbw, mean, p99, wrong)| ResultRow {
+                op: op.into(),
+                dtype: "float32".into(),
+                bytes: 1u64 << exp,
+                count: 1,
+                in_place,
+                redop: None,
+                iters: None,
+                time_us: TimeStats {
+                    mean,
+                    p99,
+                    ..Default::default()
+                },
+                algbw_gbs: busbw,
+                busbw_gbs: busbw,
+                wrong,
+                group: None,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+        /// Whatever the rows (missing bandwidths, zero times, one size, odd ops), every
+        /// exporter renders without panicking or erroring.
+        #[test]
+        fn every_exporter_renders_any_rows(
+            rows in prop::collection::vec(row(), 1..30),
+            pair_rows in prop::collection::vec(row(), 0..10),
+        ) {
+            let mut record = RunRecord::new("run");
+            record.rows = rows;
+            if !pair_rows.is_empty() {
+                for (i, name) in ["a+b", "a+c", "b+c"].iter().enumerate() {
+                    record.pairs.push(PairResult {
+                        name: name.to_string(),
+                        nodes: name.split('+').map(str::to_string).collect(),
+                        status: if i == 1 { "timeout".into() } else { "pass".into() },
+                        message: None,
+                        rows: if i == 1 { vec![] } else { pair_rows.clone() },
+                        analysis: None,
+                    });
+                }
+            }
+            let mut doc = Document::new(vec![Run::new(record.clone(), "r.json")]);
+            doc.baseline = Some(Run::new(record, "b.json"));
+            doc.config = Some(profiles::by_name("h200x2").unwrap());
+            let mut exporters = report_exporters(&doc);
+            exporters.push(Box::new(Prometheus));
+            for e in &exporters {
+                prop_assert!(e.render(&doc).is_ok(), "{}", e.file_name());
+            }
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! What every exporter draws from: curves per run, op, dtype and placement (pairs folded into
+//! their median with the min–max spread), the hardware ceiling, and size labels.
+
+use std::collections::BTreeMap;
+
+use crate::config::{BenchConfig, Hardware};
+use crate::results::{ResultRow, RunRecord, TimeStats};
+
+/// One curve: a run's op × dtype × placement over the sizes it measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub op: String,
+    pub dtype: String,
+    pub in_place: bool,
+    /// How many pairs or groups each point aggregates (1 for a plain run).
+    pub groups: usize,
+    pub points: Vec<SeriesPoint>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesPoint {
+    pub bytes: u64,
+    /// Median over the groups measuring this size.
+    pub busbw: Option<f64>,
+    /// Spread over the groups (equal to `busbw` for a plain run).
+    pub busbw_min: Option<f64>,
+    pub busbw_max: Option<f64>,
+    /// Medians of each time statistic over the groups.
+    pub time: TimeStats,
+    pub wrong: Option<u64>,
+}
+
+impl Series {
+    pub fn placement(&self) -> &'static str {
+        if self.in_place {
+            "in-place"
+        } else {
+            "out-of-place"
+        }
+    }
+
+    pub fn at(&self, bytes: u64) -> Option<&SeriesPoint> {
+        self.points.iter().find(|p| p.bytes == bytes)
+    }
+}
+
+/// Every row of a record once, with its pair or group. `launch` may copy each pair's rows to
+/// the top level tagged with the pair's name; a pair's own rows count only when the top level
+/// does not carry them already.
+pub fn grouped_rows(record: &RunRecord) -> Vec<(Option<&str>, &ResultRow)> {
+    let copied: std::collections::BTreeSet<&str> = record
+        .rows
+        .iter()
+        .filter_map(|r| r.group.as_deref())
+        .collect();
+    let own = record.rows.iter().map(|r| (r.group.as_deref(), r));
+    let pairs = record
+        .pairs
+        .iter()
+        .filter(|p| !copied.contains(p.name.as_str()))
+        .flat_map(|p| p.rows.iter().map(move |r| (Some(p.name.as_str()), r)));
+    own.chain(pairs).collect()
+}
+
+/// Every row of a record once (see [`grouped_rows`]).
+pub fn all_rows(record: &RunRecord) -> impl Iterator<Item = &ResultRow> {
+    grouped_rows(record).into_iter().map(|(_, r)| r)
+}
+
+/// The record's curves, ordered by op, dtype, out-of-place before in-place.
+pub fn series_of(record: &RunRecord) -> Vec<Series> {
+    type Key = (String, String, bool);
+    let mut by_curve: BTreeMap<Key, BTreeMap<u64, Vec<&ResultRow>>> = BTreeMap::new();
+    for row in all_rows(record) {
+        by_curve
+            .entry((row.op.clone(), row.dtype.clone(), row.in_place))
+            .or_default()
+            .entry(row.bytes)
+            .or_default()
+            .push(row);
+    }
+    by_curve
+        .into_iter()
+        .map(|((op, dtype, in_place), sizes)| {
+            let groups = sizes.values().map(Vec::len).max().unwrap_or(1);
+            let points = sizes
+                .into_iter()
+                .map(|(bytes, rows)| aggregate(bytes, &rows))
+                .collect();
+            Series {
+                op,
+                dtype,
+                in_place,
+                groups,
+                points,
+            }
+        })
+        .collect()
+}
+
+fn aggregate(bytes: u64, rows: &[&ResultRow]) -> SeriesPoint {
+    let busbw: Vec<f64> = rows.iter().filter_map(|r| r.busbw_gbs).collect();
+    let stat = |f: &dyn Fn(&TimeStats) -> Option<f64>| {
+        median(rows.iter().filter_map(|r| f(&r.time_us)).collect())
+    };
+    SeriesPoint {
+        bytes,
+        busbw: median(busbw.clone()),
+        busbw_min: busbw.iter().copied().reduce(f64::min),
+        busbw_max: busbw.iter().copied().reduce(f64::max),
+        time: TimeStats {
+            mean: stat(&|t| Some(t.mean).filter(|m| *m > 0.0)).unwrap_or(0.0),
+            min: stat(&|t| t.min),
+            p50: stat(&|t| t.p50),
+            p99: stat(&|t| t.p99),
+            max: stat(&|t| t.max),
+        },
+        wrong: rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b),
+    }
+}
+
+pub fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len().is_multiple_of(2) {
+        (values[mid - 1] + values[mid]) / 2.0
+    } else {
+        values[mid]
+    })
+}
+
+/// How many nodes took part: the log analysis says, else the distinct hosts, else the largest
+/// pair or group.
+pub fn nodes_of(record: &RunRecord) -> Option<u32> {
+    let from_analysis = record.analysis.as_ref().and_then(|a| a.nodes);
+    let hosts = record.hosts.len() as u32;
+    let pair = record.pairs.iter().map(|p| p.nodes.len() as u32).max();
+    from_analysis.or((hosts > 0).then_some(hosts)).or(pair)
+}
+
+/// The bench config the record was run with, when it carries one.
+pub fn embedded_config(record: &RunRecord) -> Option<BenchConfig> {
+    serde_json::from_value(record.config.clone()?).ok()
+}
+
+/// The fastest busbw the hardware allows for this run, and what that number is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ceiling {
+    pub gbs: f64,
+    pub label: String,
+}
+
+/// Between nodes, ring all-gather/reduce-scatter/all-reduce move each node's share through its
+/// network interfaces, so busbw cannot exceed the node's aggregate EFA rate; within one node
+/// it cannot exceed one GPU's one-way NVLink rate. Tree/NVLS all-reduce can beat the network
+/// bound, which is why the line is labelled as a line rate, not a limit.
+pub fn ceiling(hw: &Hardware, nodes: Option<u32>) -> Option<Ceiling> {
+    match nodes? {
+        0 => None,
+        1 => {
+            let gbs = hw.nvlink_gbs?;
+            let link = hw.nvlink.as_deref().unwrap_or("NVLink");
+            Some(Ceiling {
+                gbs,
+                label: format!("{link}: {gbs:.0} GB/s per GPU, one direction"),
+            })
+        }
+        _ => {
+            let (count, gbps) = (hw.efa_count?, hw.efa_gbps?);
+            let gbs = count as f64 * gbps / 8.0;
+            Some(Ceiling {
+                gbs,
+                label: format!(
+                    "EFA line rate: {count}×{gbps:.0} Gb/s = {} GB/s per node",
+                    crate::gate::num(gbs)
+                ),
+            })
+        }
+    }
+}
+
+/// `1K`, `64M`, `1G` for powers of two; `1.5M` otherwise.
+pub fn size_label(bytes: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        let unit_bytes = 1u64 << shift;
+        if bytes >= unit_bytes {
+            let v = bytes as f64 / unit_bytes as f64;
+            return if bytes.is_multiple_of(unit_bytes) {
+                format!("{}{unit}", bytes / unit_bytes)
+            } else {
+                format!("{v:.1}{unit}")
+            };
+        }
+    }
+    format!("{bytes}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_labels() {
+        assert_eq!(size_label(1024), "1K");
+        assert_eq!(size_label(1 << 30), "1G");
+        assert_eq!(size_label(3 << 19), "1.5M");
+        assert_eq!(size_label(8), "8");
+    }
+
+    #[test]
+    fn rows_copied_to_the_top_level_count_once() {
+        use crate::results::{PairResult, TimeStats};
+        let row = |group: Option<&str>| ResultRow {
+            op: "all_gather".into(),
+            dtype: "float32".into(),
+            bytes: 1 << 30,
+            count: 1,
+            in_place: false,
+            redop: None,
+            iters: None,
+            time_us: TimeStats::default(),
+            algbw_gbs: None,
+            busbw_gbs: Some(100.0),
+            wrong: Some(0),
+            group: group.map(str::to_string),
+        };
+        let pair = |name: &str| PairResult {
+            name: name.into(),
+            nodes: name.split('+').map(str::to_string).collect(),
+            status: "pass".into(),
+            message: None,
+            rows: vec![row(Some(name))],
+            analysis: None,
+        };
+        let mut r = RunRecord::new("launch");
+        r.pairs = vec![pair("a+b"), pair("c+d")];
+        assert_eq!(grouped_rows(&r).len(), 2, "rows only in the pairs");
+        r.rows = vec![row(Some("a+b")), row(Some("c+d"))];
+        assert_eq!(
+            grouped_rows(&r).len(),
+            2,
+            "rows copied to the top level (launch)"
+        );
+        assert_eq!(series_of(&r)[0].groups, 2);
+    }
+
+    #[test]
+    fn ceilings_follow_the_node_count() {
+        let hw = Hardware {
+            nvlink: Some("NVLink4".into()),
+            nvlink_gbs: Some(450.0),
+            efa_count: Some(32),
+            efa_gbps: Some(100.0),
+            ..Default::default()
+        };
+        assert_eq!(ceiling(&hw, Some(1)).unwrap().gbs, 450.0);
+        assert_eq!(ceiling(&hw, Some(2)).unwrap().gbs, 400.0);
+        assert!(ceiling(&hw, None).is_none());
+    }
+}

@@ -1,0 +1,270 @@
+//! Bus bandwidth against size: one line per run × op (solid out-of-place, dashed in-place),
+//! the spread over pairs, the baseline with its tolerance band, the thresholds, the hardware
+//! ceiling and published reference points.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{self, LegendEntry, Mark, font, log2, size_tick};
+use super::{DrawResult, PlotKind};
+use crate::report::Document;
+use crate::report::model::{Series, series_of, size_label};
+
+/// A curve to draw, with its colour and legend text.
+pub(super) struct Curve {
+    pub color: RGBColor,
+    pub series: Series,
+    pub label: String,
+}
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, doc: &Document) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (chart_area, legend_area) = style::split(root);
+    let curves = curves(doc);
+    let config = doc.effective_config();
+    let ops: Vec<&str> = curves.iter().map(|c| c.series.op.as_str()).collect();
+    let baseline: Vec<Series> = doc
+        .baseline
+        .as_ref()
+        .map(|b| series_of(&b.record))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
+        .collect();
+    let references: Vec<_> = config
+        .iter()
+        .flat_map(|c| c.references.iter())
+        .filter(|r| ops.contains(&r.op.as_str()))
+        .collect();
+    let thresholds = style::thresholds(config.as_ref(), &ops, |t| t.min_busbw_gbs);
+
+    let sizes = curves
+        .iter()
+        .flat_map(|c| c.series.points.iter().map(|p| p.bytes))
+        .chain(references.iter().map(|r| r.bytes.0));
+    let x_axis = style::size_axis(sizes);
+    let data_max = curves
+        .iter()
+        .flat_map(|c| c.series.points.iter())
+        .filter_map(|p| p.busbw_max.or(p.busbw))
+        .chain(
+            baseline
+                .iter()
+                .flat_map(|s| s.points.iter().filter_map(|p| p.busbw)),
+        )
+        .chain(thresholds.iter().map(|(y, _)| *y))
+        .chain(references.iter().map(|r| r.busbw_gbs))
+        .fold(0.0f64, f64::max);
+    let mut ceilings = Vec::new();
+    for run in &doc.runs {
+        if let Some(c) = doc.ceiling(run)
+            && !ceilings.contains(&c)
+        {
+            ceilings.push(c);
+        }
+    }
+    // A ceiling far above the data would flatten every curve; name it instead of drawing it.
+    let (drawn, off_chart): (Vec<_>, Vec<_>) = ceilings
+        .into_iter()
+        .partition(|c| c.gbs <= 3.0 * data_max.max(1e-9));
+    let y_max = drawn
+        .iter()
+        .map(|c| c.gbs)
+        .fold(data_max, f64::max)
+        .max(1e-3)
+        * 1.08;
+
+    let gbs_label = style::gbs_tick(y_max);
+    let mut chart = ChartBuilder::on(&chart_area)
+        .caption(PlotKind::Bandwidth.title(doc), font(24))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x_axis.clone(), 0f64..y_max)?;
+    chart
+        .configure_mesh()
+        .x_labels(x_axis.ticks.len())
+        .x_label_formatter(&size_tick)
+        .y_label_formatter(&gbs_label)
+        .x_desc("message size (bytes, log₂ scale)")
+        .y_desc("bus bandwidth (GB/s)")
+        .axis_desc_style(font(16))
+        .label_style(font(14))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(WHITE)
+        .draw()?;
+    let mut legend = Vec::new();
+
+    let tolerance = doc.tolerance_pct / 100.0;
+    for s in &baseline {
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter_map(|p| Some((log2(p.bytes), p.busbw?)))
+            .collect();
+        let band = pts
+            .iter()
+            .map(|&(x, y)| (x, y))
+            .chain(pts.iter().rev().map(|&(x, y)| (x, y * (1.0 - tolerance))))
+            .collect::<Vec<_>>();
+        chart.draw_series(std::iter::once(Polygon::new(
+            band,
+            style::BASELINE.mix(0.18),
+        )))?;
+        chart.draw_series(DashedLineSeries::new(
+            pts,
+            3,
+            4,
+            style::BASELINE.stroke_width(2),
+        ))?;
+    }
+    if let Some(b) = &doc.baseline
+        && !baseline.is_empty()
+    {
+        legend.push(LegendEntry::new(
+            style::BASELINE,
+            Mark::Dotted,
+            format!("baseline: {}", b.label),
+        ));
+        legend.push(LegendEntry::new(
+            style::BASELINE,
+            Mark::Band,
+            format!("baseline − {}% (gate tolerance)", doc.tolerance_pct),
+        ));
+    }
+
+    style::draw_thresholds(
+        &mut chart,
+        &thresholds,
+        &mut legend,
+        "gate threshold: minimum busbw",
+    )?;
+
+    for c in &drawn {
+        chart.draw_series(DashedLineSeries::new(
+            vec![(x_axis.range.start, c.gbs), (x_axis.range.end, c.gbs)],
+            10,
+            6,
+            style::CEILING.stroke_width(2),
+        ))?;
+        legend.push(LegendEntry::new(style::CEILING, Mark::Dashed, &c.label));
+    }
+    for c in &off_chart {
+        legend.push(LegendEntry::new(
+            style::CEILING,
+            Mark::Dashed,
+            format!(
+                "{} (off the chart: peak is {:.1}% of it)",
+                c.label,
+                data_max / c.gbs * 100.0
+            ),
+        ));
+    }
+
+    for c in &curves {
+        let pts: Vec<(f64, f64)> = c
+            .series
+            .points
+            .iter()
+            .filter_map(|p| Some((log2(p.bytes), p.busbw?)))
+            .collect();
+        if c.series.groups > 1 {
+            let band: Vec<(f64, f64)> = c
+                .series
+                .points
+                .iter()
+                .filter_map(|p| Some((log2(p.bytes), p.busbw_max?)))
+                .chain(
+                    c.series
+                        .points
+                        .iter()
+                        .rev()
+                        .filter_map(|p| Some((log2(p.bytes), p.busbw_min?))),
+                )
+                .collect();
+            chart.draw_series(std::iter::once(Polygon::new(band, c.color.mix(0.15))))?;
+        }
+        let line = c.color.stroke_width(2);
+        if c.series.in_place {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 8, 5, line))?;
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), line))?;
+        }
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.color.filled())))?;
+        let mark = if c.series.in_place {
+            Mark::Dashed
+        } else {
+            Mark::Solid
+        };
+        legend.push(LegendEntry::new(c.color, mark, &c.label));
+    }
+    if let Some(groups) = curves
+        .iter()
+        .map(|c| c.series.groups)
+        .max()
+        .filter(|g| *g > 1)
+    {
+        legend.push(LegendEntry::new(
+            style::BASELINE,
+            Mark::Band,
+            format!("shaded: min–max over up to {groups} pairs; line: their median"),
+        ));
+    }
+
+    for r in &references {
+        chart.draw_series(std::iter::once(Cross::new(
+            (log2(r.bytes.0), r.busbw_gbs),
+            7,
+            BLACK.stroke_width(2),
+        )))?;
+        let nodes = r.nodes.map_or(String::new(), |n| format!(", {n} node(s)"));
+        legend.push(LegendEntry::new(
+            BLACK,
+            Mark::Cross,
+            format!(
+                "published: {} {}{nodes}: {:.0} GB/s",
+                r.op,
+                size_label(r.bytes.0),
+                r.busbw_gbs
+            ),
+        ));
+    }
+    style::legend(&legend_area, &legend)
+}
+
+/// The runs' curves with colours: one colour per run × op × dtype, shared by both placements.
+pub(super) fn curves(doc: &Document) -> Vec<Curve> {
+    let several_runs = doc.runs.len() > 1;
+    let all: Vec<(usize, Series)> = doc
+        .runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| series_of(&r.record).into_iter().map(move |s| (i, s)))
+        .collect();
+    let several_dtypes = all.iter().any(|(_, s)| s.dtype != all[0].1.dtype);
+    let mut keys: Vec<(usize, String, String)> = Vec::new();
+    all.into_iter()
+        .map(|(run, series)| {
+            let key = (run, series.op.clone(), series.dtype.clone());
+            let index = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                keys.push(key);
+                keys.len() - 1
+            });
+            let mut label = series.op.clone();
+            if several_dtypes {
+                label = format!("{label} {}", series.dtype);
+            }
+            if several_runs {
+                label = format!("{}: {label}", doc.runs[run].label);
+            }
+            label = format!("{label}, {}", series.placement());
+            Curve {
+                color: style::PALETTE[index % style::PALETTE.len()],
+                series,
+                label,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,455 @@
+//! The content of the Markdown summary and the HTML bundle, as format-neutral blocks: the
+//! verdict, the runs and their transport, the curves as tables, the node pairs.
+
+use super::Document;
+use super::model::{Series, nodes_of, series_of, size_label};
+use super::plot::heatmap::{Cell, PairMatrix, short};
+use super::plot::{PlotKind, kinds};
+use crate::gate::{Outcome, num};
+use crate::logscan::Severity;
+
+pub enum Block {
+    Heading(u8, String),
+    Paragraph(String),
+    List(Vec<String>),
+    Table(Table),
+    Image(PlotKind),
+}
+
+pub struct Table {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// Most rows a table shows; the full data is in report.json.
+const MAX_TABLE_ROWS: usize = 200;
+
+pub fn blocks(doc: &Document, with_images: bool) -> Vec<Block> {
+    let mut out = Vec::new();
+    let title = match &doc.gate {
+        Some(g) if g.verdict == Outcome::Fail => "netcheck gate: FAIL",
+        Some(_) => "netcheck gate: PASS",
+        None => "netcheck report",
+    };
+    out.push(Block::Heading(1, title.into()));
+    gate(doc, &mut out);
+    runs(doc, &mut out);
+    transport(doc, &mut out);
+    if with_images {
+        for kind in kinds(doc) {
+            out.push(Block::Image(kind));
+        }
+    }
+    curves(doc, &mut out);
+    pairs(doc, &mut out);
+    out
+}
+
+fn gate(doc: &Document, out: &mut Vec<Block>) {
+    let Some(g) = &doc.gate else { return };
+    let mark = if g.verdict == Outcome::Fail {
+        "❌"
+    } else {
+        "✅"
+    };
+    out.push(Block::Paragraph(format!(
+        "{mark} **{}**: {} cases passed, {} failed, {} skipped (baseline tolerance {}%).",
+        if g.verdict == Outcome::Fail {
+            "fail"
+        } else {
+            "pass"
+        },
+        g.passed,
+        g.failed,
+        g.skipped,
+        g.tolerance_pct
+    )));
+    let failures: Vec<Vec<String>> = g
+        .cases
+        .iter()
+        .flat_map(|c| {
+            c.failures().map(move |f| {
+                vec![
+                    c.class.clone(),
+                    c.name.clone(),
+                    f.kind.as_str().to_string(),
+                    f.message.clone(),
+                ]
+            })
+        })
+        .collect();
+    if !failures.is_empty() {
+        out.push(Block::Heading(2, "Failures".into()));
+        out.push(table(&["class", "case", "check", "what failed"], failures));
+    }
+}
+
+fn runs(doc: &Document, out: &mut Vec<Block>) {
+    out.push(Block::Heading(2, "Runs".into()));
+    let mut rows = Vec::new();
+    let all = doc
+        .runs
+        .iter()
+        .map(|r| (r, ""))
+        .chain(doc.baseline.iter().map(|b| (b, " (baseline)")));
+    for (run, role) in all {
+        let r = &run.record;
+        let gpus: Vec<String> = {
+            let mut names: Vec<String> = r
+                .hosts
+                .iter()
+                .flat_map(|h| h.gpus.iter().map(|g| g.name.clone()))
+                .collect();
+            names.sort();
+            names.dedup();
+            names
+        };
+        rows.push(vec![
+            format!("{}{role}", run.label),
+            r.source.clone(),
+            format!("{:?}", r.status).to_lowercase(),
+            r.started_at.clone(),
+            r.world_size.map_or("?".into(), |n| n.to_string()),
+            nodes_of(r).map_or("?".into(), |n| n.to_string()),
+            gpus.join(", "),
+            r.nccl.as_ref().map_or("?".into(), |n| n.version.clone()),
+            doc.ceiling(run).map_or("unknown".into(), |c| c.label),
+        ]);
+    }
+    out.push(table(
+        &[
+            "run",
+            "source",
+            "status",
+            "started",
+            "ranks",
+            "nodes",
+            "GPUs",
+            "NCCL",
+            "line rate",
+        ],
+        rows,
+    ));
+    let errors: Vec<String> = doc
+        .runs
+        .iter()
+        .flat_map(|r| {
+            r.record
+                .errors
+                .iter()
+                .map(move |e| format!("{}: {e}", r.label))
+        })
+        .collect();
+    if !errors.is_empty() {
+        out.push(Block::Paragraph(
+            "Problems recorded during the runs:".into(),
+        ));
+        out.push(Block::List(errors.into_iter().take(50).collect()));
+    }
+}
+
+fn transport(doc: &Document, out: &mut Vec<Block>) {
+    out.push(Block::Heading(2, "Transport (from the NCCL logs)".into()));
+    let mut rows: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut findings = Vec::new();
+    for run in &doc.runs {
+        let analyses = run
+            .record
+            .analysis
+            .iter()
+            .map(|a| (run.label.clone(), a))
+            .chain(run.record.pairs.iter().filter_map(|p| {
+                p.analysis
+                    .as_ref()
+                    .map(|a| (format!("{} {}", run.label, p.name), a))
+            }));
+        let mut any = false;
+        for (name, a) in analyses {
+            any = true;
+            let fallback = match a.socket_fallback {
+                Some(true) => "**yes**",
+                Some(false) => "no",
+                None => "unknown",
+            };
+            let facts = vec![
+                a.inter_node_transport.as_str().to_string(),
+                fallback.to_string(),
+                a.gdr.map_or(
+                    "unknown".into(),
+                    |g| if g { "yes".into() } else { "no".into() },
+                ),
+                a.networks.join(", "),
+                a.ofi_provider.clone().unwrap_or_else(|| "-".into()),
+                format!("{:?}", a.verdict).to_lowercase(),
+            ];
+            // Pairs that agree share one row, so 60 healthy pairs are one line.
+            match rows.iter_mut().find(|(f, _)| *f == facts) {
+                Some((_, names)) => names.push(name.clone()),
+                None => rows.push((facts, vec![name.clone()])),
+            }
+            for f in a.findings.iter().filter(|f| f.severity >= Severity::Warn) {
+                let hint = f
+                    .hint
+                    .as_deref()
+                    .map_or(String::new(), |h| format!(" (hint: {h})"));
+                let severity = format!("{:?}", f.severity).to_lowercase();
+                findings.push(format!("{name}: {severity} {}: {}{hint}", f.id, f.message));
+            }
+        }
+        if !any {
+            let unknown = ["not analysed", "unknown", "unknown", "-", "-", "-"];
+            rows.push((unknown.map(String::from).to_vec(), vec![run.label.clone()]));
+        }
+    }
+    let rows = rows
+        .into_iter()
+        .map(|(facts, names)| {
+            let who = match names.len() {
+                1 => names[0].clone(),
+                n if n <= 3 => names.join(", "),
+                n => format!("{n} pairs, e.g. {}", names[0]),
+            };
+            std::iter::once(who).chain(facts).collect()
+        })
+        .collect();
+    out.push(table(
+        &[
+            "run",
+            "inter-node transport",
+            "socket fallback",
+            "GPUDirect RDMA",
+            "networks",
+            "OFI provider",
+            "verdict",
+        ],
+        rows,
+    ));
+    if !findings.is_empty() {
+        out.push(Block::List(findings.into_iter().take(50).collect()));
+    }
+}
+
+fn curves(doc: &Document, out: &mut Vec<Block>) {
+    out.push(Block::Heading(2, "Bus bandwidth and time by size".into()));
+    let baseline: Vec<Series> = doc
+        .baseline
+        .as_ref()
+        .map(|b| series_of(&b.record))
+        .unwrap_or_default();
+    for run in &doc.runs {
+        let series = series_of(&run.record);
+        let ceiling = doc.ceiling(run);
+        let out_of_place = series.iter().filter(|s| !s.in_place);
+        for s in out_of_place {
+            let in_place = series
+                .iter()
+                .find(|x| x.in_place && x.op == s.op && x.dtype == s.dtype);
+            let base = baseline
+                .iter()
+                .find(|b| !b.in_place && b.op == s.op && b.dtype == s.dtype);
+            let has = |f: &dyn Fn(&super::model::SeriesPoint) -> bool| s.points.iter().any(f);
+            let (p50, p99) = (
+                has(&|p| p.time.p50.is_some()),
+                has(&|p| p.time.p99.is_some()),
+            );
+            let mut headers = vec![
+                "size",
+                "busbw out-of-place",
+                "busbw in-place",
+                "time (mean)",
+            ];
+            if p50 {
+                headers.push("p50");
+            }
+            if p99 {
+                headers.push("p99");
+            }
+            headers.push("wrong");
+            if base.is_some() {
+                headers.extend(["baseline", "vs baseline"]);
+            }
+            if ceiling.is_some() {
+                headers.push("% of line rate");
+            }
+            let rows = s
+                .points
+                .iter()
+                .map(|p| {
+                    let gbs = |v: Option<f64>| v.map_or("-".into(), num);
+                    let us = |v: Option<f64>| v.map_or("-".into(), time);
+                    let mut row = vec![
+                        size_label(p.bytes),
+                        gbs(p.busbw),
+                        gbs(in_place.and_then(|ip| ip.at(p.bytes)).and_then(|q| q.busbw)),
+                        us(Some(p.time.mean).filter(|t| *t > 0.0)),
+                    ];
+                    if p50 {
+                        row.push(us(p.time.p50));
+                    }
+                    if p99 {
+                        row.push(us(p.time.p99));
+                    }
+                    row.push(p.wrong.map_or("-".into(), |w| w.to_string()));
+                    if let Some(b) = base {
+                        let bv = b.at(p.bytes).and_then(|q| q.busbw);
+                        row.push(gbs(bv));
+                        row.push(match (p.busbw, bv) {
+                            (Some(v), Some(b)) if b > 0.0 => {
+                                format!("{:+.1}%", (v - b) / b * 100.0)
+                            }
+                            _ => "-".into(),
+                        });
+                    }
+                    if let Some(c) = &ceiling {
+                        row.push(
+                            p.busbw
+                                .map_or("-".into(), |v| format!("{:.0}%", v / c.gbs * 100.0)),
+                        );
+                    }
+                    row
+                })
+                .collect();
+            let groups = if s.groups > 1 {
+                format!(" (median over {} pairs)", s.groups)
+            } else {
+                String::new()
+            };
+            out.push(Block::Heading(
+                3,
+                format!("{}: {} {}{groups}", run.label, s.op, s.dtype),
+            ));
+            out.push(table(&headers, rows));
+        }
+    }
+}
+
+fn pairs(doc: &Document, out: &mut Vec<Block>) {
+    for (index, run) in doc.runs.iter().enumerate() {
+        let record = &run.record;
+        if record.pairs.is_empty() && record.nodes.is_empty() {
+            continue;
+        }
+        out.push(Block::Heading(2, format!("Node pairs: {}", run.label)));
+        let failed: Vec<String> = record
+            .pairs
+            .iter()
+            .filter(|p| p.status != "pass")
+            .map(|p| {
+                let why = p
+                    .message
+                    .as_deref()
+                    .map_or(String::new(), |m| format!(": {m}"));
+                format!("{} ({}){why}", p.name, p.status)
+            })
+            .collect();
+        let mut verdicts: Vec<&crate::results::NodeResult> = record.nodes.iter().collect();
+        verdicts.sort_by_key(|n| (verdict_rank(&n.verdict), n.name.clone()));
+        if verdicts.iter().any(|n| n.verdict != "pass") {
+            let rows = verdicts
+                .iter()
+                .filter(|n| n.verdict != "pass")
+                .map(|n| {
+                    vec![
+                        n.name.clone(),
+                        n.verdict.clone(),
+                        n.pool.clone().unwrap_or_default(),
+                        n.reason.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            let passed = verdicts.iter().filter(|n| n.verdict == "pass").count();
+            out.push(Block::Paragraph(format!(
+                "Node verdicts: {passed} of {} nodes passed; the others:",
+                verdicts.len()
+            )));
+            out.push(table(&["node", "verdict", "pool", "why"], rows));
+        }
+        out.push(Block::Paragraph(format!(
+            "{} pairs over {} nodes; {} did not pass.",
+            record.pairs.len(),
+            PairMatrix::of(record, "").nodes.len(),
+            failed.len()
+        )));
+        if !failed.is_empty() {
+            out.push(Block::List(failed));
+        }
+        for kind in kinds(doc) {
+            let PlotKind::Heatmap { run, op } = &kind else {
+                continue;
+            };
+            if *run != index {
+                continue;
+            }
+            let m = PairMatrix::of(record, op);
+            let rows = m
+                .node_scores()
+                .iter()
+                .take(10)
+                .map(|(node, score)| {
+                    let i = m.nodes.iter().position(|n| n == node).unwrap_or(0);
+                    let worst = (0..m.nodes.len())
+                        .filter_map(|j| match m.get(i, j)? {
+                            Cell::Busbw(v) => Some((j, v)),
+                            Cell::Failed => Some((j, 0.0)),
+                        })
+                        .min_by(|a, b| a.1.total_cmp(&b.1))
+                        .map_or("-".into(), |(j, v)| {
+                            format!("{} ({} GB/s)", short(&m.nodes[j], 30), num(v))
+                        });
+                    vec![format!("{} {node}", i + 1), num(*score), worst]
+                })
+                .collect();
+            out.push(Block::Heading(
+                3,
+                format!("Slowest nodes, {op} at {}", size_label(m.bytes)),
+            ));
+            out.push(table(
+                &[
+                    "node",
+                    "median busbw of its pairs (GB/s)",
+                    "its slowest pair",
+                ],
+                rows,
+            ));
+        }
+    }
+}
+
+/// Worst first: nodes that failed, then those that could not be cleared.
+fn verdict_rank(verdict: &str) -> u8 {
+    match verdict {
+        "fail" => 0,
+        "suspect" => 1,
+        "inconclusive" => 2,
+        "ineligible" => 3,
+        "untested" => 4,
+        "pass" => 6,
+        _ => 5,
+    }
+}
+
+/// `14.2 µs`, `1.69 ms`, `25.9 ms`.
+fn time(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{} ms", num(us / 1000.0))
+    } else {
+        format!("{} µs", num(us))
+    }
+}
+
+fn table(headers: &[&str], mut rows: Vec<Vec<String>>) -> Block {
+    let total = rows.len();
+    if total > MAX_TABLE_ROWS {
+        rows.truncate(MAX_TABLE_ROWS);
+        let mut note = vec![format!(
+            "… {} more rows in report.json",
+            total - MAX_TABLE_ROWS
+        )];
+        note.resize(headers.len(), String::new());
+        rows.push(note);
+    }
+    Block::Table(Table {
+        headers: headers.iter().map(|h| h.to_string()).collect(),
+        rows,
+    })
+}
