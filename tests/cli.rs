@@ -67,3 +67,57 @@ fn run_rejects_a_bad_config_naming_the_field() {
         "{err}"
     );
 }
+
+#[test]
+fn check_without_a_gpu_gives_one_verdict_line_and_exit_3() {
+    if netcheck::engine::gpu::driver_present() {
+        eprintln!("skipped: this machine has an NVIDIA driver");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .assert()
+        .code(3);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with("netcheck check: FAIL") && stdout.contains("no NVIDIA driver"),
+        "{stdout}"
+    );
+    let doctor: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("doctor.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        doctor["verdict"], "fail",
+        "GPU and NCCL are required for a local check"
+    );
+}
+
+#[test]
+fn check_passes_launch_flags_through_after_kube() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .args(["--kube", "--no-such-flag"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("after --kube") && err.contains("--no-such-flag"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_command_has_working_help() {
+    // Builds each subcommand's parser, which also runs clap's consistency checks.
+    for cmd in [
+        "analyze", "run", "ingest", "report", "gate", "launch", "doctor", "fabric", "check",
+        "worker",
+    ] {
+        netcheck().args([cmd, "--help"]).assert().success();
+    }
+}

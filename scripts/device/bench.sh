@@ -21,8 +21,10 @@ step default $B run --out "$out/default"
 # 4. Two simulated nodes: NCCL's network path on one host; --expect efa must fail.
 NETCHECK_NCCL_LIBRARY=$wheel step simnodes $B run --simulate-nodes 2 --min-bytes 1K --max-bytes 256M --step-factor 4 --expect efa --out "$out/simnodes"
 step analyze-simnodes $B analyze --expect efa "$out/simnodes/logs/rank-0.log" "$out/simnodes/logs/rank-1.log"
-# 5. Below NCCL.
+# 5. The one-off verdict (doctor + run + analysis + report), on a shorter sweep.
+step check $B check --max-bytes 64M --out "$out/check"
+# 6. Below NCCL.
 bash "$here/fabric-doctor.sh" "$B" "$out/fabric-doctor" > "$out/fabric-doctor.log" 2>&1; echo "fabric-doctor exit=$?"
-# 6. nccl-tests, if this host has a build.
+# 7. nccl-tests, if this host has a build.
 bash "$here/nccl_tests_ingest.sh" "$out/nccl-tests" > "$out/nccl-tests.log" 2>&1; echo "nccl-tests exit=$?"
 grep -h "netcheck:" "$out"/*.txt | sort | uniq -c | sort -rn | head -20
