@@ -276,7 +276,7 @@ pub fn run(opts: WorkerOptions) -> Result<Outcome> {
 /// logs it lacks into its output folder and announces `Done`.
 fn finish(
     group: &dyn Group,
-    mut me: RankReport,
+    me: RankReport,
     opts: &WorkerOptions,
     fail: &dyn Fn(&str, ErrorKind, String) -> Error,
 ) -> Result<()> {
@@ -304,7 +304,6 @@ fn finish(
             }
             reports.push(r);
         }
-        me.log = None;
         emit(&Event::Done { ranks: reports });
     }
     group.close();

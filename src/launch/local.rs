@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::BenchConfig;
 use crate::console::TablePrinter;
+use crate::engine::harness::ErrorKind;
 use crate::engine::{gpu, library};
 use crate::error::{Error, Outcome, Result};
 use crate::logscan::{Analysis, Analyzer, Options, Severity, Transport};
@@ -47,14 +48,23 @@ pub struct LocalOptions {
 #[derive(Default)]
 struct Progress {
     last_phase: BTreeMap<u32, String>,
-    failures: Vec<(u32, String)>,
+    failures: Vec<Failure>,
     timed_out: bool,
     done: Option<Vec<RankReport>>,
     listening: Option<u16>,
 }
 
+/// Why the run cannot complete.
+struct Failure {
+    /// The rank it is about, if one.
+    rank: Option<u32>,
+    /// A rank that died, hung or lost a peer (exit 124), rather than an error (exit 4).
+    hang: bool,
+    message: String,
+}
+
 enum Msg {
-    Event(u32, Box<Event>),
+    Event(Box<Event>),
     Text(u32, String),
     Closed(u32),
 }
@@ -194,7 +204,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
                     .strip_prefix(EVENT_PREFIX)
                     .and_then(|j| serde_json::from_str(j).ok())
                 {
-                    Some(ev) => Msg::Event(rank, Box::new(ev)),
+                    Some(ev) => Msg::Event(Box::new(ev)),
                     None => Msg::Text(rank, line),
                 };
                 if t.send(msg).is_err() {
@@ -227,9 +237,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         while progress.listening.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left.min(Duration::from_millis(200))) {
-                Ok(Msg::Event(r, ev)) => {
-                    handle_event(r, *ev, &mut progress, None, None, &mut record)
-                }
+                Ok(Msg::Event(ev)) => handle_event(*ev, &mut progress, None, None, &mut record),
                 Ok(Msg::Text(r, line)) => eprintln!("[rank {r}] {line}"),
                 Ok(Msg::Closed(_)) => break,
                 Err(_) if left.is_zero() || interrupted.load(Ordering::Relaxed) => break,
@@ -241,7 +249,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             let why = progress
                 .failures
                 .first()
-                .map(|(_, m)| m.clone())
+                .map(|f| f.message.clone())
                 .unwrap_or_else(|| "rank 0 did not start its rendezvous".into());
             return Err(Error::infra(why));
         };
@@ -288,10 +296,9 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             break;
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(Msg::Event(r, ev)) => {
+            Ok(Msg::Event(ev)) => {
                 last_progress = Instant::now();
                 handle_event(
-                    r,
                     *ev,
                     &mut progress,
                     sink.as_mut(),
@@ -313,12 +320,13 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
                         Some(sig) => format!("was killed by signal {sig}"),
                         None => format!("exited with code {}", code.code().unwrap_or(-1)),
                     };
-                    if !progress.failures.iter().any(|(fr, _)| *fr == r) {
-                        progress
-                            .failures
-                            .push((r, format!("rank {r} {how} during {phase}")));
+                    if !progress.failures.iter().any(|f| f.rank == Some(r)) {
+                        progress.failures.push(Failure {
+                            rank: Some(r),
+                            hang: true,
+                            message: format!("rank {r} {how} during {phase}"),
+                        });
                     }
-                    // The others notice through the rendezvous; give them a moment to report.
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -341,10 +349,11 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
                 .iter()
                 .map(|(r, p)| format!("rank {r}: {p}"))
                 .collect();
-            progress.failures.push((
-                u32::MAX,
-                format!("no progress for {:?} ({})", watchdog, phases.join("; ")),
-            ));
+            progress.failures.push(Failure {
+                rank: None,
+                hang: true,
+                message: format!("no progress for {:?} ({})", watchdog, phases.join("; ")),
+            });
             break;
         }
     }
@@ -360,7 +369,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     // Work out how the run ended.
     let failed = !progress.failures.is_empty();
     if status == RunStatus::Complete && failed {
-        status = if progress.failures.iter().any(|(_, m)| is_hang(m)) {
+        status = if progress.failures.iter().any(|f| f.hang) {
             RunStatus::Timeout
         } else {
             RunStatus::Failed
@@ -368,7 +377,11 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     }
     record.status = status;
     record.finished_at = Some(now_rfc3339());
-    record.errors = progress.failures.iter().map(|(_, m)| m.clone()).collect();
+    record.errors = progress
+        .failures
+        .iter()
+        .map(|f| f.message.clone())
+        .collect();
     if let Some(ranks) = &progress.done {
         fill_topology(&mut record, ranks, &inventory.cuda_driver);
     }
@@ -416,7 +429,6 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
 }
 
 fn handle_event(
-    rank: u32,
     ev: Event,
     progress: &mut Progress,
     sink: Option<&mut RowSink>,
@@ -449,33 +461,21 @@ fn handle_event(
             kind,
             message,
         } => {
-            let _ = rank;
             progress.last_phase.insert(r, phase.clone());
-            progress.failures.push((
-                r,
-                format!("rank {r} failed during {phase} ({kind:?}): {message}"),
-            ));
+            progress.failures.push(Failure {
+                rank: Some(r),
+                hang: matches!(kind, ErrorKind::Timeout | ErrorKind::Peer),
+                message: format!("rank {r} failed during {phase}: {message}"),
+            });
         }
     }
-}
-
-fn is_hang(message: &str) -> bool {
-    [
-        "(Timeout)",
-        "(Peer)",
-        "killed by signal",
-        "no progress",
-        "did not finish",
-    ]
-    .iter()
-    .any(|k| message.contains(k))
 }
 
 fn run_error(status: RunStatus, progress: &Progress) -> Error {
     let what = progress
         .failures
         .iter()
-        .map(|(_, m)| m.as_str())
+        .map(|f| f.message.as_str())
         .collect::<Vec<_>>()
         .join("; ");
     match status {
