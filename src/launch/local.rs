@@ -316,14 +316,16 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
                         .get(&r)
                         .cloned()
                         .unwrap_or_else(|| "start-up".into());
-                    let how = match std::os::unix::process::ExitStatusExt::signal(&code) {
+                    let signal = std::os::unix::process::ExitStatusExt::signal(&code);
+                    let how = match signal {
                         Some(sig) => format!("was killed by signal {sig}"),
                         None => format!("exited with code {}", code.code().unwrap_or(-1)),
                     };
+                    // A rank that vanished leaves the others waiting on it: that is a hang.
                     if !progress.failures.iter().any(|f| f.rank == Some(r)) {
                         progress.failures.push(Failure {
                             rank: Some(r),
-                            hang: true,
+                            hang: signal.is_some(),
                             message: format!("rank {r} {how} during {phase}"),
                         });
                     }
