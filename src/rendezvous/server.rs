@@ -108,11 +108,8 @@ impl Server {
             deadline,
             |st| st.peers.len() >= need,
             |st| {
-                let missing: Vec<String> = (1..self.world_size)
-                    .filter(|r| !st.peers.contains_key(r))
-                    .map(|r| r.to_string())
-                    .collect();
-                format!("rank(s) {} to join", missing.join(", "))
+                let missing = missing_ranks(self.world_size, |r| st.peers.contains_key(&r));
+                format!("rank(s) {missing} to join")
             },
         )
     }
@@ -182,12 +179,9 @@ impl Group for Server {
                     .is_some_and(|s| s.len() as u32 >= n - 1)
             },
             |st| {
-                let got = st.arrivals.get(&seq).cloned().unwrap_or_default();
-                let missing: Vec<String> = (1..n)
-                    .filter(|r| !got.contains(r))
-                    .map(|r| r.to_string())
-                    .collect();
-                format!("rank(s) {} at barrier {seq}", missing.join(", "))
+                let got = st.arrivals.get(&seq);
+                let missing = missing_ranks(n, |r| got.is_some_and(|g| g.contains(&r)));
+                format!("rank(s) {missing} at barrier {seq}")
             },
         )?;
         let mut st = self.shared.state.lock().unwrap();
@@ -213,12 +207,9 @@ impl Group for Server {
                     .is_some_and(|g| g.len() as u32 >= n - 1)
             },
             |st| {
-                let got = st.gathers.get(&seq).cloned().unwrap_or_default();
-                let missing: Vec<String> = (1..n)
-                    .filter(|r| !got.contains_key(r))
-                    .map(|r| r.to_string())
-                    .collect();
-                format!("results of rank(s) {} (gather {seq})", missing.join(", "))
+                let got = st.gathers.get(&seq);
+                let missing = missing_ranks(n, |r| got.is_some_and(|g| g.contains_key(&r)));
+                format!("results of rank(s) {missing} (gather {seq})")
             },
         )?;
         let mut st = self.shared.state.lock().unwrap();
@@ -249,6 +240,15 @@ impl Group for Server {
         );
         self.rt.block_on(async { tokio::task::yield_now().await });
     }
+}
+
+/// `1, 3`: the peers (ranks 1..n) for which `present` is false.
+fn missing_ranks(n: u32, present: impl Fn(u32) -> bool) -> String {
+    let missing: Vec<String> = (1..n)
+        .filter(|&r| !present(r))
+        .map(|r| r.to_string())
+        .collect();
+    missing.join(", ")
 }
 
 async fn accept_loop(
