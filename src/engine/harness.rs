@@ -51,11 +51,12 @@ pub struct HarnessError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// A deadline passed.
     Timeout,
+    /// Another rank died, froze or aborted (seen through the rendezvous).
     Peer,
     Nccl,
     Cuda,
-    Report,
 }
 
 /// Receives progress and finished points (rank 0 gathers them; others send theirs).
@@ -126,9 +127,10 @@ impl Harness<'_> {
                             pattern: &pattern,
                         };
                         let measured = self.measure(&point, plan, &events, observer)?;
+                        // Reporting goes through the rendezvous: it fails when a peer is gone.
                         observer.point(measured).map_err(|message| HarnessError {
                             phase: point.label("reporting"),
-                            kind: ErrorKind::Report,
+                            kind: ErrorKind::Peer,
                             message,
                         })?;
                     }
