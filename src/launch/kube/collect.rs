@@ -35,7 +35,13 @@ pub struct Judged {
     pub outcome: Outcome,
     /// Rank 0's own RunRecord, when it printed one.
     pub record: Option<RunRecord>,
+    /// RDMA counter deltas by node: rank 0's from its record, the others' from their
+    /// `NETCHECK_COUNTERS` lines. The proof that bytes crossed each EFA device.
+    pub counters: BTreeMap<String, serde_json::Value>,
 }
+
+/// The line every other node prints with its counter delta (`netcheck run`).
+pub const COUNTERS_PREFIX: &str = "NETCHECK_COUNTERS ";
 
 /// Rank 0's RunRecord from its log: the last `NETCHECK_RESULT` line. `Err` when the line is
 /// there but unreadable.
@@ -118,6 +124,22 @@ pub fn judge(
         .as_ref()
         .and_then(|r| r.analysis.clone())
         .or_else(|| analyse_pod_logs(&name, logs));
+    let mut counters = BTreeMap::new();
+    for (index, node) in nodes.iter().enumerate() {
+        let delta = if index == 0 {
+            good_record.as_ref().and_then(|r| r.counters.clone())
+        } else {
+            logs.get(&index).and_then(|log| {
+                log.lines()
+                    .rev()
+                    .find_map(|l| l.trim_end().strip_prefix(COUNTERS_PREFIX))
+                    .and_then(|json| serde_json::from_str(json).ok())
+            })
+        };
+        if let Some(delta) = delta {
+            counters.insert(node.clone(), delta);
+        }
+    }
     Judged {
         pair: PairResult {
             name,
@@ -129,6 +151,7 @@ pub fn judge(
         },
         outcome,
         record: good_record,
+        counters,
     }
 }
 
@@ -337,6 +360,13 @@ pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
             reason: Some(why.clone()),
         }))
         .collect();
+    let counters: serde_json::Map<String, serde_json::Value> = judged
+        .iter()
+        .flat_map(|j| j.counters.iter().map(|(n, d)| (n.clone(), d.clone())))
+        .collect();
+    if !counters.is_empty() {
+        record.counters = Some(serde_json::json!({ "nodes": counters }));
+    }
     record.errors = summary.errors;
     record
         .errors
@@ -395,6 +425,27 @@ mod tests {
 
     fn nodes() -> Vec<String> {
         vec!["node-0".into(), "node-1".into()]
+    }
+
+    #[test]
+    fn counter_deltas_of_every_node_are_kept() {
+        let delta = r#"{"from":"a","to":"b","seconds":1.0,"ports":[],"total":{"tx_bytes":4096}}"#;
+        let logs = BTreeMap::from([
+            (0, record_line(20.0)),
+            (
+                1,
+                format!("[rank 1] NCCL INFO x\n{COUNTERS_PREFIX}{delta}\n"),
+            ),
+        ]);
+        let j = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
+            &logs,
+            &[],
+        );
+        assert_eq!(j.counters.len(), 1, "rank 0's record carried none");
+        assert_eq!(j.counters["node-1"]["total"]["tx_bytes"], 4096);
     }
 
     #[test]
