@@ -3,7 +3,7 @@
 //!
 //! The pipeline, one module per step, in data-flow order:
 //! 1. `input`  — open files / `.gz` / stdin, read 1 MiB chunks of whole lines (bytes; lines
-//!    cut at 64 KiB). `scan` finds the lines that matter inside a chunk, as grep does.
+//!    cut at 64 KiB). `frame` finds the lines that matter inside a chunk, as grep does.
 //! 2. `prefix` — find `NCCL INFO`/`NCCL WARN` records anywhere in a line and parse NCCL's
 //!    `host:pid:tid [dev]` to their left, whatever wrapper (mpirun, srun, Ray, kubectl...) is
 //!    further left.
@@ -32,6 +32,7 @@
 mod analysis;
 mod event;
 mod facts;
+mod frame;
 mod input;
 mod net_lines;
 mod prefix;

@@ -83,9 +83,27 @@ const PREFIX_WINDOW: usize = 600;
 
 /// Calls `f` for every NCCL record in `line`, the first marker already found by
 /// `find_marker`.
-pub fn for_each_record_at<'a>(
+pub fn for_each_record_at<'a>(line: &'a [u8], first: (usize, Level), f: impl FnMut(Record<'a>)) {
+    for_each_record(line, first, |from| find_marker(line, from), f);
+}
+
+/// Calls `f` for every NCCL record in `line`, given all its markers in order (as
+/// `frame::Framer` finds them; not empty).
+pub fn for_each_record_in<'a>(
+    line: &'a [u8],
+    markers: &[(usize, Level)],
+    f: impl FnMut(Record<'a>),
+) {
+    let mut rest = markers.iter().copied().skip(1);
+    for_each_record(line, markers[0], |_| rest.next(), f);
+}
+
+/// The records of `line` from its first marker on; `next_marker(from)` finds the next
+/// marker at or after `from`, where the previous record's message starts.
+fn for_each_record<'a>(
     line: &'a [u8],
     first: (usize, Level),
+    mut next_marker: impl FnMut(usize) -> Option<(usize, Level)>,
     mut f: impl FnMut(Record<'a>),
 ) {
     let (at, level) = first;
@@ -93,7 +111,7 @@ pub fn for_each_record_at<'a>(
     let mut is_first = true;
     loop {
         let (level, region, msg_start) = current;
-        let next = find_marker(line, msg_start);
+        let next = next_marker(msg_start);
         // A glued record starts where the next marker's own prefix starts.
         let (msg_end, next_record) = match next {
             Some((m, next_level)) => {
@@ -121,7 +139,7 @@ pub fn for_each_record_at<'a>(
 }
 
 /// `NCCL INFO ` and `NCCL WARN ` are both this long.
-const MARKER_LEN: usize = 10;
+pub const MARKER_LEN: usize = 10;
 
 /// The next `NCCL INFO` / `NCCL WARN` marker at or after `from`. A byte search for `N` is
 /// cheaper than a substring search on lines this short.
@@ -132,21 +150,8 @@ pub fn find_marker(bytes: &[u8], from: usize) -> Option<(usize, Level)> {
         .map(|(at, level)| (from + at, level))
 }
 
-/// The first marker, and whether an ANSI escape (ESC) comes before it, in one pass: Ray and
-/// kubectl colour the wrapper, never NCCL's message.
-pub fn find_first_marker(bytes: &[u8]) -> (Option<(usize, Level)>, bool) {
-    for at in memchr::memchr2_iter(b'N', 0x1b, bytes) {
-        if bytes[at] == 0x1b {
-            return (find_marker(bytes, at), true);
-        }
-        if let Some(found) = marker_at(bytes, at) {
-            return (Some(found), false);
-        }
-    }
-    (None, false)
-}
-
-fn marker_at(bytes: &[u8], at: usize) -> Option<(usize, Level)> {
+/// The marker starting at `bytes[at]`, if there is one.
+pub fn marker_at(bytes: &[u8], at: usize) -> Option<(usize, Level)> {
     let tail = &bytes[at..];
     if tail.len() < 9 || &tail[..5] != b"NCCL " {
         return None;
@@ -499,11 +504,6 @@ mod tests {
         // A cut sequence at the end, and a lone ESC.
         assert_eq!(strip(b"a\x1b[3"), b"a");
         assert_eq!(strip(b"a\x1bb"), b"ab");
-        let (marker, esc) = find_first_marker(b"\x1b[36m(w)\x1b[0m h:1:1 [0] NCCL INFO x");
-        assert!(esc && marker.is_some());
-        assert_eq!(
-            find_first_marker(b"h:1:1 [0] NCCL INFO x"),
-            (Some((10, Level::Info)), false)
-        );
+        // Whether a line is coloured left of its first record: `frame` tests.
     }
 }

@@ -6,12 +6,12 @@ use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use memchr::memmem;
 use regex::Regex;
 
 use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
 use super::event::{classify, version_number};
 use super::facts::{Fact, Facts, Seen};
+use super::frame::{Framer, Sink};
 use super::input;
 use super::prefix::{self, Level, Record, strip_ansi, wrapper_tag};
 use super::rules::{self, Ctx};
@@ -89,63 +89,6 @@ impl RecentPrefixes {
     }
 }
 
-static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"nccl"));
-static UPPER_NCCL: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"NCCL"));
-static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
-/// The next `nccl`, `libfabric:` and `#` in a chunk, each searched once per chunk as the
-/// scan moves forward (`None`: no more in this chunk).
-#[derive(Default)]
-struct RareNeedles {
-    /// (position, searched from) per needle.
-    next: [Option<(Option<usize>, usize)>; 3],
-}
-
-impl RareNeedles {
-    /// The first occurrence of any of the needles at or after `from`.
-    fn next(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
-        let mut first: Option<usize> = None;
-        for (i, slot) in self.next.iter_mut().enumerate() {
-            let stale = match slot {
-                None => true,
-                Some((Some(at), _)) => *at < from,
-                Some((None, _)) => false,
-            };
-            if stale {
-                let rest = &chunk[from.min(chunk.len())..];
-                let found = match i {
-                    0 => LOWER_NCCL.find(rest),
-                    1 => LIBFABRIC.find(rest),
-                    _ => memchr::memchr(b'#', rest),
-                };
-                *slot = Some((found.map(|at| from + at), from));
-            }
-            if let Some((Some(at), _)) = slot {
-                first = Some(first.map_or(*at, |f| f.min(*at)));
-            }
-        }
-        first
-    }
-}
-
-/// Counts newlines. Counting into a `u8` per 64-byte block lets the compiler use full-width
-/// SIMD compares; a `usize` counter per byte would not.
-fn count_newlines(bytes: &[u8]) -> u64 {
-    let blocks = bytes.chunks_exact(64);
-    let tail = blocks.remainder();
-    let mut total = 0u64;
-    for block in blocks {
-        let mut n = 0u8;
-        for &b in block {
-            n += u8::from(b == b'\n');
-        }
-        total += u64::from(n);
-    }
-    total + tail.iter().filter(|b| **b == b'\n').count() as u64
-}
-
 static HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
         .expect("valid regex")
@@ -167,92 +110,17 @@ impl Analyzer {
         self.facts.sources.push(source_name.to_string());
         let source_index = self.facts.sources.len() - 1;
         let mut buf = std::mem::take(&mut self.buf);
-        let mut lines_before = 0u64;
+        let mut framer = Framer::default();
+        let mut reading = Reading {
+            analyzer: self,
+            source: source_name,
+            source_index,
+        };
         let result = input::for_each_chunk(&mut reader, &mut buf, |chunk| {
-            self.chunk(chunk, source_name, source_index, &mut lines_before);
+            framer.chunk(chunk, &mut reading);
         });
         self.buf = buf;
         result
-    }
-
-    /// Finds the lines of a chunk that can matter and counts the others for line numbers.
-    /// Runs of NCCL records (init output) are read line by line; a line without a record
-    /// starts a gap, which is skipped with whole-chunk SIMD searches as grep does, so
-    /// training output between NCCL lines costs almost nothing.
-    fn chunk(&mut self, chunk: &[u8], source: &str, source_index: usize, lines_before: &mut u64) {
-        let mut rare = RareNeedles::default();
-        let mut pos = 0;
-        while pos < chunk.len() {
-            let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
-            let line = &chunk[pos..end.min(pos + input::MAX_LINE)];
-            if let (Some(marker), esc) = prefix::find_first_marker(line) {
-                *lines_before += 1;
-                self.records(line, marker, esc, source, source_index, *lines_before);
-                pos = end + 1;
-                continue;
-            }
-            // A gap: jump to the next line mentioning NCCL, looking at the lines in between
-            // only if they mention the rarer `nccl`, `libfabric:` or `#`.
-            let hit = UPPER_NCCL.find(&chunk[pos..]).map(|i| pos + i);
-            let gap_end = hit.map_or(chunk.len(), |hit| {
-                memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
-            });
-            pos = self.gap(
-                chunk,
-                pos,
-                gap_end,
-                &mut rare,
-                source,
-                source_index,
-                lines_before,
-            );
-            if let Some(hit) = hit {
-                pos = self.one_line(chunk, pos, hit, source, source_index, lines_before);
-            }
-        }
-    }
-
-    /// Lines in `chunk[from..to]` (whole lines, none with `NCCL`) that mention `nccl`,
-    /// `libfabric:` or `#`; counts the rest. Returns `to`.
-    #[allow(clippy::too_many_arguments)]
-    fn gap(
-        &mut self,
-        chunk: &[u8],
-        from: usize,
-        to: usize,
-        rare: &mut RareNeedles,
-        source: &str,
-        source_index: usize,
-        lines_before: &mut u64,
-    ) -> usize {
-        let mut pos = from;
-        while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
-            let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
-            *lines_before += count_newlines(&chunk[pos..start]);
-            pos = self.one_line(chunk, start, hit, source, source_index, lines_before);
-        }
-        if pos < to {
-            *lines_before += count_newlines(&chunk[pos..to]);
-        }
-        to.max(pos)
-    }
-
-    /// Analyzes the line that starts at `start` and contains `hit`; returns where the next
-    /// line starts. `lines_before` counts the lines before `start`.
-    fn one_line(
-        &mut self,
-        chunk: &[u8],
-        start: usize,
-        hit: usize,
-        source: &str,
-        source_index: usize,
-        lines_before: &mut u64,
-    ) -> usize {
-        let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i);
-        *lines_before += 1;
-        let line = &chunk[start..end.min(start + input::MAX_LINE)];
-        self.line(line, source, source_index, *lines_before);
-        end + 1
     }
 
     /// Opens and reads a path (`-` is stdin, gzip detected by content).
@@ -261,58 +129,6 @@ impl Analyzer {
         let name = input::source_name(path);
         self.feed(reader, &name)
             .map_err(|e| crate::error::Error::read(path, e))
-    }
-
-    fn line(&mut self, raw: &[u8], source: &str, source_index: usize, line: u64) {
-        match prefix::find_first_marker(raw) {
-            (Some(marker), esc) => self.records(raw, marker, esc, source, source_index, line),
-            (None, _) => {
-                let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-                let seen = Seen {
-                    source,
-                    source_index,
-                    line,
-                    raw,
-                };
-                self.other_line(&seen, &String::from_utf8_lossy(raw));
-            }
-        }
-    }
-
-    /// A line with at least one NCCL record; `marker` is the first.
-    fn records(
-        &mut self,
-        raw: &[u8],
-        marker: (usize, Level),
-        esc: bool,
-        source: &str,
-        source_index: usize,
-        line: u64,
-    ) {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if !esc {
-            let seen = Seen {
-                source,
-                source_index,
-                line,
-                raw,
-            };
-            prefix::for_each_record_at(raw, marker, |record| self.record(record, &seen));
-            return;
-        }
-        // Colour codes around the wrapper: drop them so evidence reads cleanly.
-        let mut clean = std::mem::take(&mut self.ansi_buf);
-        strip_ansi(raw, &mut clean);
-        if let Some(marker) = prefix::find_marker(&clean, 0) {
-            let seen = Seen {
-                source,
-                source_index,
-                line,
-                raw: &clean,
-            };
-            prefix::for_each_record_at(&clean, marker, |record| self.record(record, &seen));
-        }
-        self.ansi_buf = clean;
     }
 
     fn record(&mut self, record: Record, seen: &Seen) {
@@ -423,6 +239,53 @@ impl Analyzer {
     }
 }
 
+/// One source being read: where the framer's lines go.
+struct Reading<'a> {
+    analyzer: &'a mut Analyzer,
+    source: &'a str,
+    source_index: usize,
+}
+
+impl Reading<'_> {
+    fn seen<'l>(&self, raw: &'l [u8], line: u64) -> Seen<'l>
+    where
+        Self: 'l,
+    {
+        Seen {
+            source: self.source,
+            source_index: self.source_index,
+            line,
+            raw,
+        }
+    }
+}
+
+impl Sink for Reading<'_> {
+    fn records(&mut self, raw: &[u8], markers: &[(usize, Level)], line: u64) {
+        let seen = self.seen(raw, line);
+        let analyzer = &mut *self.analyzer;
+        prefix::for_each_record_in(raw, markers, |record| analyzer.record(record, &seen));
+    }
+
+    fn coloured_records(&mut self, raw: &[u8], line: u64) {
+        // Colour codes around the wrapper: drop them so evidence reads cleanly.
+        let mut clean = std::mem::take(&mut self.analyzer.ansi_buf);
+        strip_ansi(raw, &mut clean);
+        if let Some(marker) = prefix::find_marker(&clean, 0) {
+            let seen = self.seen(&clean, line);
+            let analyzer = &mut *self.analyzer;
+            prefix::for_each_record_at(&clean, marker, |record| analyzer.record(record, &seen));
+        }
+        self.analyzer.ansi_buf = clean;
+    }
+
+    fn other(&mut self, raw: &[u8], line: u64) {
+        let seen = self.seen(raw, line);
+        self.analyzer
+            .other_line(&seen, &String::from_utf8_lossy(raw));
+    }
+}
+
 fn sorted_unique(mut items: Vec<String>) -> Vec<String> {
     items.sort();
     items.dedup();
@@ -520,23 +383,4 @@ fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
         ))
     });
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_newlines_in_blocks_and_tails() {
-        let text: Vec<u8> = (0..1000)
-            .flat_map(|i| format!("line {i}\n").into_bytes())
-            .collect();
-        assert_eq!(count_newlines(&text), 1000);
-        assert_eq!(
-            count_newlines(&text[..63]),
-            text[..63].iter().filter(|b| **b == b'\n').count() as u64
-        );
-        assert_eq!(count_newlines(&[b'\n'; 300]), 300);
-        assert_eq!(count_newlines(b""), 0);
-    }
 }

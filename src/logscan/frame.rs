@@ -1,0 +1,321 @@
+//! Finding the lines of a chunk that matter, as grep does: one SIMD search for the next
+//! `NCCL` runs across the whole chunk, and only the lines it lands on are looked at closely.
+//! The lines in between are skipped with whole-chunk searches for the rarer `nccl`,
+//! `libfabric:` and `#`, and counted, so evidence keeps its line numbers.
+//!
+//! Every `NCCL` the search finds is visited once: the one after a record's marker is either a
+//! record glued onto the same line or the first of a later line, so finding glued records
+//! costs no extra pass over the message.
+
+use std::sync::LazyLock;
+
+use memchr::memmem;
+
+use super::input::MAX_LINE;
+use super::prefix::{Level, MARKER_LEN, marker_at};
+
+/// Where the lines that matter go.
+pub trait Sink {
+    /// A line with NCCL records: `markers` holds every `NCCL INFO` / `NCCL WARN` marker in
+    /// `line` (byte offset, level), in order. `line` has no `\n` and no trailing `\r`.
+    fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64);
+    /// A line with NCCL records and ANSI colour codes left of the first one (Ray, kubectl):
+    /// the records are found again once the codes are removed.
+    fn coloured_records(&mut self, line: &[u8], number: u64);
+    /// A line without records that mentions `NCCL`, `nccl`, `libfabric:` or `#`: the bare
+    /// version line, PyTorch's NCCL errors, libfabric warnings, nccl-tests' rank table.
+    fn other(&mut self, line: &[u8], number: u64);
+}
+
+/// The scan of one source: counts its lines across chunks.
+#[derive(Default)]
+pub struct Framer {
+    /// Lines of the source seen so far.
+    lines: u64,
+    /// The markers of the current line (reused).
+    markers: Vec<(usize, Level)>,
+}
+
+impl Framer {
+    /// Scans one chunk of whole lines (see `input::for_each_chunk`).
+    pub fn chunk(&mut self, chunk: &[u8], sink: &mut impl Sink) {
+        let mut nccl = NextNccl::default();
+        let mut rare = RareNeedles::default();
+        let mut pos = 0;
+        while pos < chunk.len() {
+            let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
+            match nccl.at_or_after(chunk, pos) {
+                Some(hit) if hit < end => {
+                    self.nccl_line(chunk, pos, end, hit, &mut nccl, sink);
+                    pos = end + 1;
+                }
+                hit => {
+                    // A gap: every line up to the one with the next `NCCL`.
+                    let gap_end = hit.map_or(chunk.len(), |hit| {
+                        memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
+                    });
+                    self.gap(chunk, pos, gap_end, &mut rare, sink);
+                    pos = gap_end;
+                }
+            }
+        }
+    }
+
+    /// The line `chunk[start..end]`, whose first `NCCL` is at `hit`.
+    fn nccl_line(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        end: usize,
+        hit: usize,
+        nccl: &mut NextNccl,
+        sink: &mut impl Sink,
+    ) {
+        self.lines += 1;
+        let line = &chunk[start..end.min(start + MAX_LINE)];
+        let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
+        self.markers.clear();
+        let mut next = Some(hit);
+        while let Some(at) = next.map(|hit| hit - start).filter(|at| *at < line.len()) {
+            // The first marker decides on the line as read, later (glued) ones on the line
+            // without its `\r`, where a record's message ends.
+            let view = if self.markers.is_empty() {
+                line
+            } else {
+                trimmed
+            };
+            let from = match marker_at(view, at) {
+                Some(found) => {
+                    self.markers.push(found);
+                    at + MARKER_LEN
+                }
+                None => at + 1,
+            };
+            next = nccl.at_or_after(chunk, start + from);
+        }
+        match self.markers.first() {
+            None => sink.other(trimmed, self.lines),
+            Some(&(first, _)) if memchr::memchr(0x1b, &line[..first]).is_some() => {
+                sink.coloured_records(trimmed, self.lines)
+            }
+            Some(_) => sink.records(trimmed, &self.markers, self.lines),
+        }
+    }
+
+    /// Whole lines `chunk[from..to]`, none with `NCCL`: passes on those that mention `nccl`,
+    /// `libfabric:` or `#`, and counts the rest.
+    fn gap(
+        &mut self,
+        chunk: &[u8],
+        from: usize,
+        to: usize,
+        rare: &mut RareNeedles,
+        sink: &mut impl Sink,
+    ) {
+        let mut pos = from;
+        while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
+            let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i);
+            self.lines += count_newlines(&chunk[pos..start]) + 1;
+            let line = &chunk[start..end.min(start + MAX_LINE)];
+            sink.other(line.strip_suffix(b"\r").unwrap_or(line), self.lines);
+            pos = end + 1;
+        }
+        if pos < to {
+            self.lines += count_newlines(&chunk[pos..to]);
+        }
+    }
+}
+
+static UPPER_NCCL: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"NCCL"));
+static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"nccl"));
+static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
+
+/// The next `NCCL` in a chunk, searched once and reused until the scan passes it.
+#[derive(Default)]
+struct NextNccl {
+    /// (position found, searched from); `None` before the first search.
+    last: Option<(Option<usize>, usize)>,
+}
+
+impl NextNccl {
+    fn at_or_after(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
+        if let Some((found, searched_from)) = self.last
+            && searched_from <= from
+            && found.is_none_or(|at| at >= from)
+        {
+            return found;
+        }
+        let from = from.min(chunk.len());
+        let found = UPPER_NCCL.find(&chunk[from..]).map(|at| from + at);
+        self.last = Some((found, from));
+        found
+    }
+}
+
+/// The next `nccl`, `libfabric:` and `#` in a chunk, each searched once per chunk as the
+/// scan moves forward (`None`: no more in this chunk).
+#[derive(Default)]
+struct RareNeedles {
+    /// (position, searched from) per needle.
+    next: [Option<(Option<usize>, usize)>; 3],
+}
+
+impl RareNeedles {
+    /// The first occurrence of any of the needles at or after `from`.
+    fn next(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
+        let mut first: Option<usize> = None;
+        for (i, slot) in self.next.iter_mut().enumerate() {
+            let stale = match slot {
+                None => true,
+                Some((Some(at), _)) => *at < from,
+                Some((None, _)) => false,
+            };
+            if stale {
+                let rest = &chunk[from.min(chunk.len())..];
+                let found = match i {
+                    0 => LOWER_NCCL.find(rest),
+                    1 => LIBFABRIC.find(rest),
+                    _ => memchr::memchr(b'#', rest),
+                };
+                *slot = Some((found.map(|at| from + at), from));
+            }
+            if let Some((Some(at), _)) = slot {
+                first = Some(first.map_or(*at, |f| f.min(*at)));
+            }
+        }
+        first
+    }
+}
+
+/// Counts newlines. Counting into a `u8` per 64-byte block lets the compiler use full-width
+/// SIMD compares; a `usize` counter per byte would not.
+fn count_newlines(bytes: &[u8]) -> u64 {
+    let blocks = bytes.chunks_exact(64);
+    let tail = blocks.remainder();
+    let mut total = 0u64;
+    for block in blocks {
+        let mut n = 0u8;
+        for &b in block {
+            n += u8::from(b == b'\n');
+        }
+        total += u64::from(n);
+    }
+    total + tail.iter().filter(|b| **b == b'\n').count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a sink was told, as text.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl Sink for Log {
+        fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
+            let at: Vec<usize> = markers.iter().map(|m| m.0).collect();
+            let line = String::from_utf8_lossy(line);
+            self.0.push(format!("{number} records {at:?} {line}"));
+        }
+        fn coloured_records(&mut self, line: &[u8], number: u64) {
+            let line = String::from_utf8_lossy(line);
+            self.0.push(format!("{number} coloured {line}"));
+        }
+        fn other(&mut self, line: &[u8], number: u64) {
+            let line = String::from_utf8_lossy(line);
+            self.0.push(format!("{number} other {line}"));
+        }
+    }
+
+    fn scan(chunks: &[&str]) -> Vec<String> {
+        let mut framer = Framer::default();
+        let mut log = Log::default();
+        for chunk in chunks {
+            framer.chunk(chunk.as_bytes(), &mut log);
+        }
+        log.0
+    }
+
+    #[test]
+    fn lines_that_matter_keep_their_numbers() {
+        let got = scan(&[
+            "train step 1\nh:1:1 [0] NCCL INFO a\r\nloss 0.5\n# Rank 0 Pid 1 on h device 0\n",
+            "x\nNCCL version 2.11.4+cuda11.4\nlibfabric:1:efa warn\ntorch nccl thing\nend",
+        ]);
+        assert_eq!(
+            got,
+            [
+                "2 records [10] h:1:1 [0] NCCL INFO a",
+                "4 other # Rank 0 Pid 1 on h device 0",
+                "6 other NCCL version 2.11.4+cuda11.4",
+                "7 other libfabric:1:efa warn",
+                "8 other torch nccl thing",
+            ]
+        );
+    }
+
+    #[test]
+    fn glued_records_and_lookalikes() {
+        let got = scan(&[concat!(
+            "a:1:1 [0] NCCL INFO NCCL version 2.1 b:2:2 [1] NCCL WARN x\n",
+            "NCCL INFOx NCCL NCCL INFO y\n",
+            "h:1:1 [0] NCCL INFO z NCCL INFO\r\n",
+            "\u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO c\n",
+            "h:1:1 [0] NCCL INFO c \u{1b}[0m\n",
+        )]);
+        assert_eq!(
+            got,
+            [
+                "1 records [10, 47] a:1:1 [0] NCCL INFO NCCL version 2.1 b:2:2 [1] NCCL WARN x",
+                "2 records [16] NCCL INFOx NCCL NCCL INFO y",
+                // The glued marker before `\r` counts once the `\r` is gone.
+                "3 records [10, 22] h:1:1 [0] NCCL INFO z NCCL INFO",
+                "4 coloured \u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO c",
+                "5 records [10] h:1:1 [0] NCCL INFO c \u{1b}[0m",
+            ]
+        );
+    }
+
+    #[test]
+    fn colour_left_of_the_first_record_is_told_apart() {
+        // Moved from `prefix::tests::ansi_codes_are_removed` with `find_first_marker`.
+        assert_eq!(
+            scan(&["\u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO x"]),
+            ["1 coloured \u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO x"]
+        );
+        assert_eq!(
+            scan(&["h:1:1 [0] NCCL INFO x"]),
+            ["1 records [10] h:1:1 [0] NCCL INFO x"]
+        );
+    }
+
+    #[test]
+    fn a_marker_beyond_the_line_limit_is_not_a_record() {
+        let line = format!(
+            "{} NCCL INFO x\nh:1:1 [0] NCCL INFO y\n",
+            "z".repeat(MAX_LINE)
+        );
+        let got = scan(&[&line]);
+        assert_eq!(got.len(), 2);
+        assert!(got[0].starts_with("1 other zzz"));
+        assert_eq!(got[1], "2 records [10] h:1:1 [0] NCCL INFO y");
+    }
+
+    #[test]
+    fn counts_newlines_in_blocks_and_tails() {
+        let text: Vec<u8> = (0..1000)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        assert_eq!(count_newlines(&text), 1000);
+        assert_eq!(
+            count_newlines(&text[..63]),
+            text[..63].iter().filter(|b| **b == b'\n').count() as u64
+        );
+        assert_eq!(count_newlines(&[b'\n'; 300]), 300);
+        assert_eq!(count_newlines(b""), 0);
+    }
+}
