@@ -11,8 +11,12 @@ use std::sync::LazyLock;
 
 use memchr::memmem;
 
+mod positions;
+
+use positions::Positions;
+
 use super::input::MAX_LINE;
-use super::prefix::{Level, MARKER_LEN, marker_at};
+use super::prefix::{Level, marker_at};
 
 /// Where the lines that matter go.
 pub trait Sink {
@@ -43,61 +47,79 @@ impl Framer {
         let mut rare = RareNeedles::default();
         let mut pos = 0;
         while pos < chunk.len() {
-            let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
-            match nccl.at_or_after(chunk, pos) {
-                Some(hit) if hit < end => {
-                    self.nccl_line(chunk, pos, end, hit, &mut nccl, sink);
-                    pos = end + 1;
-                }
-                hit => {
-                    // A gap: every line up to the one with the next `NCCL`.
-                    let gap_end = hit.map_or(chunk.len(), |hit| {
-                        memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
-                    });
-                    self.gap(chunk, pos, gap_end, &mut rare, sink);
-                    pos = gap_end;
-                }
+            // Dense: runs of lines with `NCCL` (init output), one line at a time.
+            pos = self.nccl_lines(chunk, pos, sink);
+            if pos >= chunk.len() {
+                break;
             }
+            // A gap: every line up to the one with the next `NCCL`.
+            let gap_end = nccl.at_or_after(chunk, pos).map_or(chunk.len(), |hit| {
+                memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
+            });
+            self.gap(chunk, pos, gap_end, &mut rare, sink);
+            pos = gap_end;
         }
     }
 
-    /// The line `chunk[start..end]`, whose first `NCCL` is at `hit`.
-    fn nccl_line(
-        &mut self,
-        chunk: &[u8],
-        start: usize,
-        end: usize,
-        hit: usize,
-        nccl: &mut NextNccl,
-        sink: &mut impl Sink,
-    ) {
-        self.lines += 1;
-        let line = &chunk[start..end.min(start + MAX_LINE)];
-        let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
-        self.markers.clear();
-        let mut next = Some(hit);
-        while let Some(at) = next.map(|hit| hit - start).filter(|at| *at < line.len()) {
-            // The first marker decides on the line as read, later (glued) ones on the line
-            // without its `\r`, where a record's message ends.
-            let view = if self.markers.is_empty() {
-                line
-            } else {
-                trimmed
-            };
-            let from = match marker_at(view, at) {
-                Some(found) => {
-                    self.markers.push(found);
-                    at + MARKER_LEN
+    /// Lines from `pos` on as long as they contain `NCCL`; returns where the first line
+    /// without it starts (or the end of the chunk).
+    fn nccl_lines(&mut self, chunk: &[u8], mut pos: usize, sink: &mut impl Sink) -> usize {
+        let mut positions = Positions::new(chunk, pos);
+        while pos < chunk.len() {
+            // Where `NCCL INFO` / `NCCL WARN` may start, whether `NCCL` occurs at all, and the
+            // first ESC; checked against the line once its end is known.
+            self.markers.clear();
+            let mut nccl = false;
+            let mut first_esc = usize::MAX;
+            let mut end = chunk.len();
+            for at in positions.by_ref() {
+                match chunk[at] {
+                    b'\n' => {
+                        end = at;
+                        break;
+                    }
+                    b'N' => {
+                        let tail = &chunk[at..];
+                        if tail.starts_with(b"NCCL") {
+                            nccl = true;
+                            if let Some(level) = tail.get(4..9).and_then(level_word) {
+                                self.markers.push((at - pos, level));
+                            }
+                        }
+                    }
+                    _ => first_esc = first_esc.min(at - pos),
                 }
-                None => at + 1,
-            };
-            next = nccl.at_or_after(chunk, start + from);
+            }
+            if !nccl {
+                return pos;
+            }
+            self.nccl_line(&chunk[pos..end], first_esc, sink);
+            pos = end + 1;
         }
+        pos
+    }
+
+    /// A line with `NCCL`; `self.markers` holds where markers may start, `first_esc` the
+    /// first ESC (`usize::MAX`: none).
+    fn nccl_line(&mut self, line: &[u8], first_esc: usize, sink: &mut impl Sink) {
+        self.lines += 1;
+        let line = &line[..line.len().min(MAX_LINE)];
+        let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
+        // The first marker decides on the line as read, later (glued) ones on the line
+        // without its `\r`, where a record's message ends.
+        let mut found = 0;
+        for i in 0..self.markers.len() {
+            let at = self.markers[i].0;
+            let view = if found == 0 { line } else { trimmed };
+            if at < view.len() && marker_at(view, at).is_some() {
+                self.markers[found] = self.markers[i];
+                found += 1;
+            }
+        }
+        self.markers.truncate(found);
         match self.markers.first() {
             None => sink.other(trimmed, self.lines),
-            Some(&(first, _)) if memchr::memchr(0x1b, &line[..first]).is_some() => {
-                sink.coloured_records(trimmed, self.lines)
-            }
+            Some(&(first, _)) if first_esc < first => sink.coloured_records(trimmed, self.lines),
             Some(_) => sink.records(trimmed, &self.markers, self.lines),
         }
     }
@@ -133,6 +155,15 @@ static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"nccl"));
 static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
+
+/// ` INFO` → `Info`, ` WARN` → `Warn`.
+fn level_word(word: &[u8]) -> Option<Level> {
+    match word {
+        b" INFO" => Some(Level::Info),
+        b" WARN" => Some(Level::Warn),
+        _ => None,
+    }
+}
 
 /// The next `NCCL` in a chunk, searched once and reused until the scan passes it.
 #[derive(Default)]

@@ -1,0 +1,167 @@
+//! The positions of the bytes the dense scan stops at — `\n`, `N` (of `NCCL`) and ESC (ANSI
+//! colours) — found 64 bytes at a time as a bit mask, so a line of NCCL output costs a few
+//! vector compares instead of a library call per byte class.
+//!
+//! x86_64 uses SSE2 (part of every x86_64 CPU); other targets compare eight bytes at a time in
+//! a `u64`. Both give the same masks (tested below).
+
+/// Iterates over the positions of `\n`, `N` and ESC in `chunk`, in order.
+pub struct Positions<'a> {
+    chunk: &'a [u8],
+    /// Start of the current 64-byte block.
+    base: usize,
+    /// Positions not yet returned in the current block, one bit per byte.
+    mask: u64,
+}
+
+impl<'a> Positions<'a> {
+    /// Positions at or after `from`.
+    pub fn new(chunk: &'a [u8], from: usize) -> Self {
+        let base = from - from % 64;
+        let mask = block_mask(chunk, base) & (u64::MAX << (from % 64));
+        Positions { chunk, base, mask }
+    }
+}
+
+impl Iterator for Positions<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            if self.base + 64 >= self.chunk.len() {
+                return None;
+            }
+            self.base += 64;
+            self.mask = block_mask(self.chunk, self.base);
+        }
+        let at = self.base + self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+}
+
+/// The mask of the block at `base`; bytes past the end of `chunk` never match.
+#[inline]
+fn block_mask(chunk: &[u8], base: usize) -> u64 {
+    match chunk.get(base..base + 64) {
+        Some(block) => mask(block.try_into().expect("64 bytes")),
+        None => {
+            let mut block = [0u8; 64];
+            let rest = chunk.get(base..).unwrap_or_default();
+            block[..rest.len()].copy_from_slice(rest);
+            mask(&block)
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn mask(block: &[u8; 64]) -> u64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline, so the target feature is always present.
+    unsafe { mask_sse2(block) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn mask(block: &[u8; 64]) -> u64 {
+    mask_words(block)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn mask_sse2(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let newline = _mm_set1_epi8(b'\n' as i8);
+    let n = _mm_set1_epi8(b'N' as i8);
+    let esc = _mm_set1_epi8(0x1b);
+    let mut mask = 0u64;
+    for i in 0..4 {
+        // SAFETY: the 16 bytes at 16 * i lie inside the 64-byte block; unaligned loads are fine.
+        let bytes = unsafe { _mm_loadu_si128(block.as_ptr().add(16 * i).cast::<__m128i>()) };
+        let hits = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(bytes, newline), _mm_cmpeq_epi8(bytes, n)),
+            _mm_cmpeq_epi8(bytes, esc),
+        );
+        mask |= u64::from(_mm_movemask_epi8(hits) as u16) << (16 * i);
+    }
+    mask
+}
+
+/// Eight bytes at a time in a `u64` (any target).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn mask_words(block: &[u8; 64]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // High bit of each byte of `word` that equals `byte`, without carries between bytes.
+    let equal = |word: u64, byte: u8| {
+        let x = word ^ (ONES * u64::from(byte));
+        !(((x & LOW7) + LOW7) | x | LOW7)
+    };
+    let mut mask = 0u64;
+    for (i, word) in block.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let high = equal(word, b'\n') | equal(word, b'N') | equal(word, 0x1b);
+        // Gather the eight high bits into one byte, lowest address first.
+        let bits = ((high >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
+        mask |= bits << (8 * i);
+    }
+    mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expected(chunk: &[u8], from: usize) -> Vec<usize> {
+        (from..chunk.len())
+            .filter(|&i| matches!(chunk[i], b'\n' | b'N' | 0x1b))
+            .collect()
+    }
+
+    #[test]
+    fn finds_every_position_from_any_start() {
+        let mut chunk: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        chunk.extend_from_slice(b"h:1:1 [0] NCCL INFO x\n\x1b[0mNN\n");
+        for from in [
+            0,
+            1,
+            63,
+            64,
+            65,
+            500,
+            1000,
+            1030,
+            chunk.len() - 1,
+            chunk.len(),
+        ] {
+            assert_eq!(
+                Positions::new(&chunk, from).collect::<Vec<_>>(),
+                expected(&chunk, from),
+                "from {from}"
+            );
+        }
+        assert_eq!(Positions::new(b"", 0).count(), 0);
+    }
+
+    #[test]
+    fn word_masks_match_vector_masks() {
+        let mut block = [0u8; 64];
+        for seed in 0..2000u64 {
+            for (i, b) in block.iter_mut().enumerate() {
+                let x = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add((i as u64).wrapping_mul(1442695040888963407));
+                *b = [b'\n', b'N', 0x1b, b'M', 0x8e, 0x0b, 0xce, (x >> 33) as u8]
+                    [(x >> 60) as usize % 8];
+            }
+            let want = (0..64)
+                .filter(|&i| matches!(block[i], b'\n' | b'N' | 0x1b))
+                .fold(0u64, |m, i| m | 1 << i);
+            assert_eq!(mask_words(&block), want);
+            assert_eq!(mask(&block), want);
+        }
+    }
+}
