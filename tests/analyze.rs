@@ -557,3 +557,52 @@ fn line_numbers_survive_chunk_boundaries_gaps_and_crlf() {
         f.evidence[0].text
     );
 }
+
+#[test]
+fn reading_on_a_second_thread_changes_nothing() {
+    // `analyze_paths` reads and frames files on a second thread, `analyze_reader` on the
+    // caller's: every fixture, and a multi-chunk file with cut and over-long lines, must give
+    // the same analysis both ways.
+    let same = |path: &std::path::Path| {
+        let bytes = std::fs::read(path).unwrap();
+        let name = path.display().to_string();
+        let threaded = analyze_paths(&[path.to_path_buf()], &Options::default()).unwrap();
+        let direct = netcheck::logscan::analyze_reader(&bytes[..], &name, &Options::default());
+        assert_eq!(
+            serde_json::to_string(&threaded).unwrap(),
+            serde_json::to_string(&direct.unwrap()).unwrap(),
+            "{name}"
+        );
+    };
+    let mut fixtures = 0;
+    for dir in ["logs/h200", "logs/grammar"] {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "log") {
+                same(&path);
+                fixtures += 1;
+            }
+        }
+    }
+    assert!(fixtures > 20);
+    // Every NCCL line below is a process of its own, so a line lost or read twice shows.
+    let mut big = Vec::new();
+    for i in 0..15_000 {
+        big.extend_from_slice(b"step 1 loss 0.5 lr 1e-4 some training output of a line\n");
+        big.extend_from_slice(b"[rank0]:[W] torch warning about nccl things, twice\r\n");
+        let line = format!(
+            "h{}:{i}:{i} [{}] NCCL INFO NCCL version 2.{}.0\n",
+            i % 97,
+            i % 8,
+            i % 30
+        );
+        big.extend_from_slice(line.as_bytes());
+        if i % 4000 == 0 {
+            big.extend(std::iter::repeat_n(b'x', 70_000 + i * 100));
+            big.extend_from_slice(b" h:1:1 [0] NCCL INFO Using network IB\r\n");
+        }
+    }
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(&big).unwrap();
+    same(file.path());
+}

@@ -26,53 +26,87 @@ pub fn for_each_chunk(
     buf: &mut Vec<u8>,
     mut f: impl FnMut(&[u8]),
 ) -> io::Result<()> {
-    buf.clear();
-    buf.resize(CHUNK, 0);
-    let mut filled = 0;
-    // Inside an over-long line whose head was already passed on.
-    let mut skipping = false;
-    loop {
-        let n = match reader.read(&mut buf[filled..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            if filled > 0 && !skipping {
-                f(&buf[..filled]);
-            }
-            return Ok(());
+    let mut chunks = Chunks::new(reader);
+    while let Some(len) = chunks.next_into(buf)? {
+        f(&buf[..len]);
+    }
+    Ok(())
+}
+
+/// The chunks of `for_each_chunk`, each read into a buffer the caller owns, so a chunk can
+/// be handed to another thread while the next one is read. The start of a line that crosses
+/// the end of a chunk is kept here and put first into the next buffer.
+pub struct Chunks<R> {
+    reader: R,
+    /// The start of a line that did not fit into the last chunk.
+    carry: Vec<u8>,
+    /// Inside an over-long line whose head was already passed on.
+    skipping: bool,
+    done: bool,
+}
+
+impl<R: Read> Chunks<R> {
+    pub fn new(reader: R) -> Self {
+        Chunks {
+            reader,
+            carry: Vec::new(),
+            skipping: false,
+            done: false,
         }
-        filled += n;
-        let mut start = 0;
-        if skipping {
-            match memchr::memchr(b'\n', &buf[..filled]) {
+    }
+
+    /// Reads the next chunk into `buf[..len]` and returns `len`; `None` at the end.
+    /// `buf` is sized to `CHUNK` once and keeps that size.
+    pub fn next_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
+        if self.done {
+            return Ok(None);
+        }
+        buf.resize(CHUNK, 0);
+        let mut filled = self.carry.len();
+        buf[..filled].copy_from_slice(&self.carry);
+        self.carry.clear();
+        loop {
+            let n = match self.reader.read(&mut buf[filled..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                self.done = true;
+                return Ok((filled > 0 && !self.skipping).then_some(filled));
+            }
+            filled += n;
+            let mut start = 0;
+            if self.skipping {
+                match memchr::memchr(b'\n', &buf[..filled]) {
+                    Some(at) => {
+                        start = at + 1;
+                        self.skipping = false;
+                    }
+                    None => {
+                        filled = 0;
+                        continue;
+                    }
+                }
+            }
+            match memchr::memrchr(b'\n', &buf[start..filled]) {
                 Some(at) => {
-                    start = at + 1;
-                    skipping = false;
+                    let end = start + at + 1;
+                    self.carry.extend_from_slice(&buf[end..filled]);
+                    if start > 0 {
+                        buf.copy_within(start..end, 0);
+                    }
+                    return Ok(Some(end - start));
+                }
+                None if filled - start == buf.len() => {
+                    // One line fills the whole buffer: keep its head, drop the rest.
+                    self.skipping = true;
+                    return Ok(Some(MAX_LINE));
                 }
                 None => {
-                    filled = 0;
-                    continue;
+                    buf.copy_within(start..filled, 0);
+                    filled -= start;
                 }
-            }
-        }
-        match memchr::memrchr(b'\n', &buf[start..filled]) {
-            Some(at) => {
-                let end = start + at + 1;
-                f(&buf[start..end]);
-                buf.copy_within(end..filled, 0);
-                filled -= end;
-            }
-            None if filled - start == buf.len() => {
-                // One line fills the whole buffer: keep its head, drop the rest.
-                f(&buf[..MAX_LINE]);
-                filled = 0;
-                skipping = true;
-            }
-            None => {
-                buf.copy_within(start..filled, 0);
-                filled -= start;
             }
         }
     }
@@ -81,20 +115,24 @@ pub fn for_each_chunk(
 /// Wraps a reader, decompressing it when it starts with the gzip magic bytes (whatever the
 /// file is called).
 pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufRead + 'a>> {
-    let head = loop {
-        match reader.fill_buf() {
-            Ok(bytes) => break bytes,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    if head.starts_with(&[0x1f, 0x8b]) {
+    if is_gzip(&mut reader)? {
         Ok(Box::new(BufReader::with_capacity(
             BUFFER,
             MultiGzDecoder::new(reader),
         )))
     } else {
         Ok(Box::new(reader))
+    }
+}
+
+/// Whether the stream starts with the gzip magic bytes (nothing is consumed).
+fn is_gzip(reader: &mut impl BufRead) -> io::Result<bool> {
+    loop {
+        match reader.fill_buf() {
+            Ok(bytes) => return Ok(bytes.starts_with(&[0x1f, 0x8b])),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -107,9 +145,10 @@ pub fn source_name(path: &Path) -> String {
     }
 }
 
-/// Opens a path (`-` is stdin) for reading, decompressing gzip. Errors name the file.
-pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
-    let raw: Box<dyn Read> = if path == Path::new("-") {
+/// Opens a path (`-` is stdin) for reading, decompressing gzip. Errors name the file. The
+/// reader can move to another thread (see `Analyzer::feed_path`).
+pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if path == Path::new("-") {
         Box::new(io::stdin())
     } else {
         let file = File::open(path).map_err(|e| Error::read(path, e))?;
@@ -119,7 +158,13 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead>> {
         }
         Box::new(file)
     };
-    maybe_gzip(BufReader::with_capacity(BUFFER, raw)).map_err(|e| Error::read(path, e))
+    let mut reader = BufReader::with_capacity(BUFFER, raw);
+    if is_gzip(&mut reader).map_err(|e| Error::read(path, e))? {
+        let gz = MultiGzDecoder::new(reader);
+        Ok(Box::new(BufReader::with_capacity(BUFFER, gz)))
+    } else {
+        Ok(Box::new(reader))
+    }
 }
 
 #[cfg(test)]

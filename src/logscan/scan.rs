@@ -4,14 +4,14 @@
 
 use std::io::{self, Read};
 use std::path::PathBuf;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, mpsc};
 
 use regex::Regex;
 
 use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
 use super::event::{classify, version_number};
 use super::facts::{Fact, Facts, Seen};
-use super::frame::{Framer, Sink};
+use super::frame::{Batch, Framer, Sink};
 use super::input;
 use super::prefix::{self, Level, Record, strip_ansi, wrapper_tag};
 use super::rules::{self, Ctx};
@@ -107,8 +107,7 @@ impl Analyzer {
 
     /// Reads one source to its end.
     pub fn feed<R: Read>(&mut self, mut reader: R, source_name: &str) -> io::Result<()> {
-        self.facts.sources.push(source_name.to_string());
-        let source_index = self.facts.sources.len() - 1;
+        let source_index = self.add_source(source_name);
         let mut buf = std::mem::take(&mut self.buf);
         let mut framer = Framer::default();
         let mut reading = Reading {
@@ -123,12 +122,43 @@ impl Analyzer {
         result
     }
 
-    /// Opens and reads a path (`-` is stdin, gzip detected by content).
+    /// Opens and reads a path (`-` is stdin, gzip detected by content). Reading,
+    /// decompressing and framing run on a second thread, one chunk ahead of the analysis;
+    /// the result is the same as `feed`'s.
     pub fn feed_path(&mut self, path: &std::path::Path) -> Result<()> {
         let reader = input::open(path)?;
         let name = input::source_name(path);
-        self.feed(reader, &name)
+        self.feed_pipelined(reader, &name)
             .map_err(|e| crate::error::Error::read(path, e))
+    }
+
+    fn feed_pipelined<R: Read + Send>(&mut self, reader: R, source_name: &str) -> io::Result<()> {
+        let source_index = self.add_source(source_name);
+        let mut reading = Reading {
+            analyzer: self,
+            source: source_name,
+            source_index,
+        };
+        std::thread::scope(|scope| {
+            // One batch waits while one is analysed and one is read: memory stays at three
+            // chunks.
+            let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(1);
+            let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
+            let reader = scope.spawn(move || read_batches(reader, &full_tx, &spare_rx));
+            for batch in full_rx {
+                batch.replay(&mut reading);
+                // The reader may have stopped on an error; then the batch is not needed.
+                let _ = spare_tx.send(batch);
+            }
+            reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    }
+
+    fn add_source(&mut self, name: &str) -> usize {
+        self.facts.sources.push(name.to_string());
+        self.facts.sources.len() - 1
     }
 
     fn record(&mut self, record: Record, seen: &Seen) {
@@ -235,6 +265,27 @@ impl Analyzer {
             verdict,
             hosts: decision.hosts.clone(),
             expected: expect,
+        }
+    }
+}
+
+/// The reading side of `feed_pipelined`: reads and frames chunks into batches (reusing the
+/// ones the analysis hands back) until the input ends or the analysis stops listening.
+fn read_batches<R: Read>(
+    reader: R,
+    full: &mpsc::SyncSender<Batch>,
+    spare: &mpsc::Receiver<Batch>,
+) -> io::Result<()> {
+    let mut chunks = input::Chunks::new(reader);
+    let mut framer = Framer::default();
+    loop {
+        let mut batch = spare.try_recv().unwrap_or_default();
+        let Some(len) = chunks.next_into(&mut batch.buf)? else {
+            return Ok(());
+        };
+        batch.frame(&mut framer, len);
+        if full.send(batch).is_err() {
+            return Ok(());
         }
     }
 }

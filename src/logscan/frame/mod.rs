@@ -11,8 +11,10 @@ use std::sync::LazyLock;
 
 use memchr::memmem;
 
+mod batch;
 mod positions;
 
+pub use batch::Batch;
 use positions::Positions;
 
 use super::input::MAX_LINE;
