@@ -600,9 +600,33 @@ fn reading_on_a_second_thread_changes_nothing() {
         if i % 4000 == 0 {
             big.extend(std::iter::repeat_n(b'x', 70_000 + i * 100));
             big.extend_from_slice(b" h:1:1 [0] NCCL INFO Using network IB\r\n");
+            // Not UTF-8: the message is decoded with replacements.
+            big.extend_from_slice(format!("g:{i}:{i} [0] NCCL INFO Using network So").as_bytes());
+            big.extend_from_slice(b"\xffcket\n");
         }
     }
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(&big).unwrap();
     same(file.path());
+}
+
+#[test]
+fn a_line_longer_than_the_read_buffer_still_counts_as_one_line() {
+    // The first 64 KiB of a line over 1 MiB are kept and the rest skipped; before, such a line
+    // without NCCL in it was not counted and later evidence pointed one line too high.
+    let mut log = vec![b'x'; 1_500_000];
+    log.extend_from_slice(
+        b"\nh:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+    );
+    for threaded in [false, true] {
+        let a = if threaded {
+            let mut file = tempfile::NamedTempFile::new().unwrap();
+            file.write_all(&log).unwrap();
+            analyze_paths(&[file.path().to_path_buf()], &Options::default()).unwrap()
+        } else {
+            netcheck::logscan::analyze_reader(&log[..], "long", &Options::default()).unwrap()
+        };
+        let f = a.findings.iter().find(|f| f.id == "tcp-inter-node");
+        assert_eq!(f.map(|f| f.evidence[0].line), Some(2), "{:?}", ids(&a));
+    }
 }

@@ -6,7 +6,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::event::{Event, IbDevice, OfiEvent, interface_name};
+use memchr::memmem::Finder;
+
+use super::event::{Event, IbDevice, Needle, OfiEvent, interface_name, split_once};
 use super::prefix::parse_u32;
 
 /// Classifies a message that starts with `NET` (INFO or WARN).
@@ -68,7 +70,7 @@ fn ib(rest: &str) -> Option<Event<'_>> {
     }
     if let Some(devices) = rest.strip_prefix("Using ") {
         // Devices come before `; OOB <if>`; the OOB interface is not a device.
-        let end = devices.find("OOB").unwrap_or(devices.len());
+        let end = OOB.find(devices.as_bytes()).unwrap_or(devices.len());
         return Some(Event::IbDevices(&devices[..end]));
     }
     gdr_from(rest)
@@ -113,7 +115,7 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
 }
 
 fn gdr_nic(msg: &str) -> Option<Event<'_>> {
-    let (_, rest) = msg.split_once(" : ")?;
+    let (_, rest) = split_once(msg, &SPACED_COLON)?;
     gdr_from(rest)
 }
 
@@ -142,9 +144,8 @@ fn provider(rest: &str) -> Option<OfiEvent<'_>> {
         let end = f.find([' ', '(']).unwrap_or(f.len());
         &f[..end]
     });
-    let nics = rest
-        .find("(found ")
-        .map(|at| &rest[at + 7..])
+    let nics = split_once(rest, &FOUND)
+        .map(|(_, after)| after)
         .and_then(|n| n.split(' ').next())
         .and_then(|n| parse_u32(n.as_bytes()));
     Some(OfiEvent::Provider {
@@ -196,12 +197,12 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     None
 }
 
-static GDR: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(b"GDR"));
-static EFA: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(b"EFA device"));
-static FI_ADDR_EFA: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(b"fi_addr_efa"));
+static GDR: Needle = LazyLock::new(|| Finder::new(b"GDR"));
+static EFA: Needle = LazyLock::new(|| Finder::new(b"EFA device"));
+static FI_ADDR_EFA: Needle = LazyLock::new(|| Finder::new(b"fi_addr_efa"));
+static OOB: Needle = LazyLock::new(|| Finder::new(b"OOB"));
+static SPACED_COLON: Needle = LazyLock::new(|| Finder::new(b" : "));
+static FOUND: Needle = LazyLock::new(|| Finder::new(b"(found "));
 
 #[cfg(test)]
 mod tests {

@@ -18,20 +18,27 @@ pub enum Level {
     Warn,
 }
 
-/// One NCCL record: its level and message. Where it came from (`origin`) is parsed only on
-/// demand, because most records are noise and are dropped after classification. Lines are
-/// bytes (logs need not be UTF-8); only the message is decoded.
+/// One NCCL record: its level, its message and its place in the line. Where it came from
+/// (`Place::origin`) is parsed only on demand, because most records are noise and are
+/// dropped after classification. Lines are bytes (logs need not be UTF-8); only the message
+/// is decoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record<'a> {
     pub level: Level,
     /// The message after `NCCL INFO ` / `NCCL WARN `, without trailing blanks or Ray's dedup
     /// suffix.
     pub msg: Cow<'a, str>,
-    line: &'a [u8],
+    pub place: Place<'a>,
+}
+
+/// Where a record sits in its line: enough to find its origin without the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place<'a> {
+    pub line: &'a [u8],
     /// `line[region.0..region.1]` holds NCCL's prefix; `region.1` is the marker.
-    region: (usize, usize),
+    pub region: (usize, usize),
     /// Records glued after the first one on a line share no wrapper.
-    first: bool,
+    pub first: bool,
 }
 
 /// NCCL's `host:pid:tid [dev]` of a record and the wrapper text left of it.
@@ -50,7 +57,7 @@ pub struct Origin<'a> {
     pub prefix: &'a [u8],
 }
 
-impl<'a> Record<'a> {
+impl<'a> Place<'a> {
     pub fn origin(&self) -> Origin<'a> {
         let (from, to) = self.region;
         let line = self.line;
@@ -74,6 +81,13 @@ impl<'a> Record<'a> {
     /// The bytes between the previous record (or the line start) and the marker.
     pub fn before_marker(&self) -> &'a [u8] {
         &self.line[self.region.0..self.region.1]
+    }
+}
+
+#[cfg(test)]
+impl<'a> Record<'a> {
+    fn origin(&self) -> Origin<'a> {
+        self.place.origin()
     }
 }
 
@@ -126,9 +140,11 @@ fn for_each_record<'a>(
         f(Record {
             level,
             msg: clean_message(&line[msg_start.min(msg_end)..msg_end]),
-            line,
-            region,
-            first: is_first,
+            place: Place {
+                line,
+                region,
+                first: is_first,
+            },
         });
         is_first = false;
         match next_record {

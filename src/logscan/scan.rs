@@ -4,16 +4,18 @@
 
 use std::io::{self, Read};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, mpsc};
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
-use super::event::{classify, version_number};
-use super::facts::{Fact, Facts, Seen};
-use super::frame::{Batch, Framer, Sink};
+use super::event::{Event, classify, version_number};
+use super::facts::{Fact, Facts, Seen, decode};
+use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
-use super::prefix::{self, Level, Record, strip_ansi, wrapper_tag};
+use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
 use super::rules::{self, Ctx};
 use super::transport::{self, Decision};
 use crate::error::Result;
@@ -56,36 +58,114 @@ pub struct Analyzer {
     recent: RecentPrefixes,
 }
 
-/// The last few `host:pid:tid [dev] ` prefixes and their ranks: NCCL logs come in runs of
-/// lines from the same thread, so most records skip prefix parsing and the hash lookup.
+/// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
+/// come in runs of lines from the same threads, so most records skip prefix parsing and the
+/// hash lookup. (At most one entry can match a record: a match must start at a host boundary.)
 #[derive(Default)]
 struct RecentPrefixes {
     entries: Vec<(Vec<u8>, usize)>,
-    next: usize,
 }
 
 impl RecentPrefixes {
-    const SIZE: usize = 4;
+    const SIZE: usize = 8;
 
-    fn find(&self, before_marker: &[u8]) -> Option<usize> {
-        self.entries.iter().find_map(|(prefix, rank)| {
-            let rest = before_marker.strip_suffix(prefix.as_slice())?;
+    fn find(&mut self, before_marker: &[u8]) -> Option<usize> {
+        let at = self.entries.iter().position(|(prefix, _)| {
             // `xnode-1:5:5 [0] ` must not match the cached `node-1:5:5 [0] `.
-            let boundary = rest.last().is_none_or(|b| !prefix::is_host_byte(*b));
-            boundary.then_some(*rank)
-        })
+            ends_with(before_marker, prefix)
+                && before_marker[..before_marker.len() - prefix.len()]
+                    .last()
+                    .is_none_or(|b| !prefix::is_host_byte(*b))
+        })?;
+        self.entries[..=at].rotate_right(1);
+        Some(self.entries[0].1)
     }
 
     fn remember(&mut self, prefix: &[u8], rank: usize) {
-        if self.entries.len() < Self::SIZE {
-            self.entries.push((prefix.to_vec(), rank));
-            return;
+        let mut entry = if self.entries.len() < Self::SIZE {
+            (Vec::new(), rank)
+        } else {
+            self.entries.pop().expect("full")
+        };
+        entry.0.clear();
+        entry.0.extend_from_slice(prefix);
+        entry.1 = rank;
+        self.entries.insert(0, entry);
+    }
+}
+
+/// `haystack.ends_with(suffix)`, eight bytes at a time from the end: prefixes of the same
+/// process differ in their last bytes (device, thread id), and a library call per cached
+/// prefix would cost more than the comparison.
+fn ends_with(haystack: &[u8], suffix: &[u8]) -> bool {
+    let Some(start) = haystack.len().checked_sub(suffix.len()) else {
+        return false;
+    };
+    let tail = &haystack[start..];
+    let word = |bytes: &[u8], end: usize| {
+        u64::from_ne_bytes(bytes[end - 8..end].try_into().expect("8 bytes"))
+    };
+    let mut end = suffix.len();
+    while end >= 8 {
+        if word(tail, end) != word(suffix, end) {
+            return false;
         }
-        let slot = &mut self.entries[self.next];
-        slot.0.clear();
-        slot.0.extend_from_slice(prefix);
-        slot.1 = rank;
-        self.next = (self.next + 1) % Self::SIZE;
+        end -= 8;
+    }
+    tail[..end].iter().zip(&suffix[..end]).all(|(a, b)| a == b)
+}
+
+/// The words `other_line` looks for, found in one pass over the line.
+struct OtherWords {
+    /// Bit `i`: `PATTERNS[i]` occurs.
+    present: u32,
+    /// Where `NCCL version ` first occurs.
+    nccl_version: Option<usize>,
+}
+
+impl OtherWords {
+    const PATTERNS: [&'static str; 12] = [
+        "NCCL version ",
+        "collective operation timeout",
+        "NCCL error",
+        "ncclRemoteError",
+        "ncclSystemError",
+        "ncclInternalError",
+        "ncclInvalidUsage",
+        "ncclUnhandledCudaError",
+        "libfabric:",
+        "warn",
+        "empty list",
+        "#",
+    ];
+    const TIMEOUT: u32 = 1 << 1;
+    /// PyTorch's NCCL error texts.
+    const ERRORS: u32 = 0b1111_1100;
+    const LIBFABRIC: u32 = 1 << 8;
+    /// `warn` or `empty list`.
+    const LIBFABRIC_TROUBLE: u32 = 0b110 << 8;
+    const HASH: u32 = 1 << 11;
+
+    fn find(text: &str) -> OtherWords {
+        static SEARCH: LazyLock<AhoCorasick> =
+            LazyLock::new(|| AhoCorasick::new(OtherWords::PATTERNS).expect("valid patterns"));
+        let mut found = OtherWords {
+            present: 0,
+            nccl_version: None,
+        };
+        for m in SEARCH.find_overlapping_iter(text) {
+            let pattern = m.pattern().as_u32();
+            if pattern == 0 && found.nccl_version.is_none() {
+                found.nccl_version = Some(m.start());
+            }
+            found.present |= 1 << pattern;
+        }
+        found
+    }
+
+    /// Whether any of the patterns in `mask` occurs.
+    fn has(&self, mask: u32) -> bool {
+        self.present & mask != 0
     }
 }
 
@@ -139,13 +219,18 @@ impl Analyzer {
             source: source_name,
             source_index,
         };
+        // Batches sent and not yet taken: the reader classifies records only while the
+        // analysis has some waiting, so neither side idles whatever the log looks like.
+        let waiting = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             // One batch waits while one is analysed and one is read: memory stays at three
             // chunks.
             let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(1);
             let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
-            let reader = scope.spawn(move || read_batches(reader, &full_tx, &spare_rx));
+            let waiting = &waiting;
+            let reader = scope.spawn(move || read_batches(reader, &full_tx, &spare_rx, waiting));
             for batch in full_rx {
+                waiting.fetch_sub(1, Ordering::Relaxed);
                 batch.replay(&mut reading);
                 // The reader may have stopped on an error; then the batch is not needed.
                 let _ = spare_tx.send(batch);
@@ -162,21 +247,24 @@ impl Analyzer {
     }
 
     fn record(&mut self, record: Record, seen: &Seen) {
-        let Some(event) = classify(record.level, &record.msg) else {
-            return;
-        };
-        if let Some(rank) = self.rank_of(&record, seen.source_index) {
+        if let Some(event) = classify(record.level, &record.msg) {
+            self.event(&record.place, event, seen);
+        }
+    }
+
+    fn event(&mut self, place: &Place, event: Event, seen: &Seen) {
+        if let Some(rank) = self.rank_of(place, seen.source_index) {
             self.facts.apply(rank, event, seen);
         }
     }
 
     /// The rank a record belongs to: by NCCL's `host:pid` and device, else by the wrapper's
     /// tag within the source.
-    fn rank_of(&mut self, record: &Record, source_index: usize) -> Option<usize> {
-        if let Some(rank) = self.recent.find(record.before_marker()) {
+    fn rank_of(&mut self, place: &Place, source_index: usize) -> Option<usize> {
+        if let Some(rank) = self.recent.find(place.before_marker()) {
             return Some(rank);
         }
-        let origin = record.origin();
+        let origin = place.origin();
         let Some(process) = origin.process else {
             let tag = wrapper_tag(origin.wrapper);
             let key = format!("{source_index}\u{0}{}", tag.as_deref().unwrap_or(""));
@@ -194,8 +282,9 @@ impl Analyzer {
     /// Lines without an NCCL record: the bare version line (≤ 2.21), PyTorch's NCCL errors and
     /// watchdog timeouts, libfabric warnings, nccl-tests' rank table.
     fn other_line(&mut self, seen: &Seen, text: &str) {
+        let found = OtherWords::find(text);
         let facts = &mut self.facts;
-        if let Some(at) = text.find("NCCL version ")
+        if let Some(at) = found.nccl_version
             && let Some(version) = version_number(&text[at + 13..])
             && facts.job_versions.len() < 16
             && !facts.job_versions.iter().any(|v| v.value == version)
@@ -206,25 +295,15 @@ impl Analyzer {
                 evidence,
             });
         }
-        if text.contains("collective operation timeout") {
+        if found.has(OtherWords::TIMEOUT) {
             facts.timeouts.push(seen);
-        } else if [
-            "NCCL error",
-            "ncclRemoteError",
-            "ncclSystemError",
-            "ncclInternalError",
-            "ncclInvalidUsage",
-            "ncclUnhandledCudaError",
-        ]
-        .iter()
-        .any(|p| text.contains(p))
-        {
+        } else if found.has(OtherWords::ERRORS) {
             facts.errors.push(seen);
         }
-        if text.contains("libfabric:") && (text.contains("warn") || text.contains("empty list")) {
+        if found.has(OtherWords::LIBFABRIC) && found.has(OtherWords::LIBFABRIC_TROUBLE) {
             facts.libfabric_warnings.push(seen);
         }
-        if text.contains('#')
+        if found.has(OtherWords::HASH)
             && let Some(caps) = HEADER.captures(text)
         {
             let number = |i: usize| caps[i].parse::<u32>().ok();
@@ -275,6 +354,7 @@ fn read_batches<R: Read>(
     reader: R,
     full: &mpsc::SyncSender<Batch>,
     spare: &mpsc::Receiver<Batch>,
+    waiting: &AtomicUsize,
 ) -> io::Result<()> {
     let mut chunks = input::Chunks::new(reader);
     let mut framer = Framer::default();
@@ -283,7 +363,9 @@ fn read_batches<R: Read>(
         let Some(len) = chunks.next_into(&mut batch.buf)? else {
             return Ok(());
         };
-        batch.frame(&mut framer, len);
+        let analysis_busy = waiting.load(Ordering::Relaxed) > 0;
+        batch.frame(&mut framer, len, analysis_busy);
+        waiting.fetch_add(1, Ordering::Relaxed);
         if full.send(batch).is_err() {
             return Ok(());
         }
@@ -311,6 +393,20 @@ impl Reading<'_> {
     }
 }
 
+impl Replay for Reading<'_> {
+    fn events<'a>(
+        &mut self,
+        raw: &'a [u8],
+        line: u64,
+        events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
+    ) {
+        let seen = self.seen(raw, line);
+        for (place, event) in events {
+            self.analyzer.event(&place, event, &seen);
+        }
+    }
+}
+
 impl Sink for Reading<'_> {
     fn records(&mut self, raw: &[u8], markers: &[(usize, Level)], line: u64) {
         let seen = self.seen(raw, line);
@@ -332,8 +428,7 @@ impl Sink for Reading<'_> {
 
     fn other(&mut self, raw: &[u8], line: u64) {
         let seen = self.seen(raw, line);
-        self.analyzer
-            .other_line(&seen, &String::from_utf8_lossy(raw));
+        self.analyzer.other_line(&seen, &decode(raw));
     }
 }
 
@@ -434,4 +529,44 @@ fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
         ))
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ends_with_matches_the_slice_method() {
+        let cases: [(&[u8], &[u8]); 8] = [
+            (b"node-1:5:5 [0] ", b"node-1:5:5 [0] "),
+            (b"[w] node-1:5:5 [0] ", b"node-1:5:5 [0] "),
+            (b"node-1:5:5 [0] ", b"node-1:5:6 [0] "),
+            (b"node-1:5:5 [0] ", b"xnode-1:5:5 [0] "),
+            (b"node-2:5:5 [0] ", b"node-1:5:5 [0] "),
+            (b"a:1:1 [0] ", b""),
+            (b"", b"a"),
+            (b"ab", b"b"),
+        ];
+        for (haystack, suffix) in cases {
+            assert_eq!(
+                ends_with(haystack, suffix),
+                haystack.ends_with(suffix),
+                "{haystack:?} {suffix:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn recent_prefixes_match_at_a_host_boundary_only() {
+        let mut recent = RecentPrefixes::default();
+        for rank in 0..10 {
+            recent.remember(format!("node-1:5:{rank} [0] ").as_bytes(), rank);
+        }
+        assert_eq!(recent.find(b"node-1:5:9 [0] "), Some(9));
+        assert_eq!(recent.find(b"[1,3]<stdout>:node-1:5:4 [0] "), Some(4));
+        assert_eq!(recent.find(b"xnode-1:5:4 [0] "), None);
+        // Only the last eight are kept.
+        assert_eq!(recent.find(b"node-1:5:1 [0] "), None);
+        assert_eq!(recent.entries.len(), RecentPrefixes::SIZE);
+    }
 }

@@ -39,7 +39,7 @@ impl Seen<'_> {
         } else {
             self.raw
         };
-        let text = String::from_utf8_lossy(raw);
+        let text = decode(raw);
         truncate(text.trim_end(), MAX_TEXT).to_string()
     }
 
@@ -49,6 +49,15 @@ impl Seen<'_> {
             line: self.line,
             text: self.text(),
         }
+    }
+}
+
+/// Bytes as text, invalid UTF-8 replaced. `from_utf8` first: it checks ASCII a word at a
+/// time, `from_utf8_lossy` a byte at a time.
+pub fn decode(raw: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(raw) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(raw),
     }
 }
 

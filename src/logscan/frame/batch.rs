@@ -1,20 +1,36 @@
-//! A chunk and the lines of it that matter, as the framer found them, so that reading and
-//! framing can run on one thread and the analysis of the lines on another
-//! (`Analyzer::feed_path`). Replaying a batch calls the sink exactly as framing the chunk
-//! directly would have.
+//! A chunk and what the reading thread found in it, so that reading, framing and
+//! classifying run on one thread and folding the events into facts on another
+//! (`Analyzer::feed_path`). Classification is a pure function of the message, so doing it
+//! early changes nothing: replaying a batch hands the analysis the same lines and events, in
+//! the same order, as framing and classifying the chunk on the analysis thread would.
 
 use super::{Framer, Sink};
-use crate::logscan::prefix::Level;
+use crate::logscan::event::{Event, EventOf, classify};
+use crate::logscan::prefix::{Level, Place, for_each_record_in};
 
-/// One chunk: its bytes (`buf[..len]`) and its lines that matter.
+/// Where a replayed batch goes.
+pub trait Replay: Sink {
+    /// A line whose records were classified already: `events` are those that carry an
+    /// event, in order (the others say nothing).
+    fn events<'a>(
+        &mut self,
+        line: &'a [u8],
+        number: u64,
+        events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
+    );
+}
+
+/// One chunk (`buf[..len]`) and its lines that matter.
 #[derive(Default)]
 pub struct Batch {
     /// The chunk buffer; `input::Chunks` fills it and keeps its size.
     pub buf: Vec<u8>,
     len: usize,
     lines: Vec<Line>,
-    /// The markers of all `Records` lines, each line's in one run.
+    /// The markers of `Records` lines, each line's in one run.
     markers: Vec<(usize, Level)>,
+    /// The events of `Events` lines, each line's in one run.
+    events: Vec<Located>,
 }
 
 struct Line {
@@ -25,7 +41,13 @@ struct Line {
 }
 
 enum Kind {
-    /// `markers[from..to]` are this line's markers.
+    /// Classified: `events[from..to]`.
+    Events {
+        from: usize,
+        to: usize,
+    },
+    /// Left to the analysis thread (busy reading, or a message that is not valid UTF-8):
+    /// `markers[from..to]`.
     Records {
         from: usize,
         to: usize,
@@ -34,28 +56,62 @@ enum Kind {
     Other,
 }
 
+/// A classified record: where it sits in its line and its event, the event's text held as
+/// positions in the chunk.
+struct Located {
+    region: (u32, u32),
+    first: bool,
+    event: EventOf<Span>,
+}
+
+/// `chunk[start..start + len]`, text of an event.
+#[derive(Clone, Copy, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
 impl Batch {
-    /// Frames the chunk `buf[..len]` (just read).
-    pub fn frame(&mut self, framer: &mut Framer, len: usize) {
+    /// Frames the chunk `buf[..len]` (just read), classifying its records too if `classify`
+    /// (else the analysis thread does, as for `feed`).
+    pub fn frame(&mut self, framer: &mut Framer, len: usize, classify: bool) {
         self.len = len;
         self.lines.clear();
         self.markers.clear();
+        self.events.clear();
         let buf = std::mem::take(&mut self.buf);
+        let chunk = &buf[..len];
         let mut recorder = Recorder {
-            base: buf.as_ptr() as usize,
+            chunk,
+            classify,
             lines: &mut self.lines,
             markers: &mut self.markers,
+            events: &mut self.events,
         };
-        framer.chunk(&buf[..len], &mut recorder);
+        framer.chunk(chunk, &mut recorder);
         self.buf = buf;
     }
 
-    /// Passes the recorded lines to `sink`, in order.
-    pub fn replay(&self, sink: &mut impl Sink) {
+    /// Passes the lines and events to `sink`, in order.
+    pub fn replay(&self, sink: &mut impl Replay) {
         let chunk = &self.buf[..self.len];
         for line in &self.lines {
             let text = &chunk[line.start..line.end];
             match line.kind {
+                Kind::Events { from, to } => {
+                    let events = self.events[from..to].iter().map(|located| {
+                        let place = Place {
+                            line: text,
+                            region: (located.region.0 as usize, located.region.1 as usize),
+                            first: located.first,
+                        };
+                        (
+                            place,
+                            located.event.clone().map(&mut |span| span.text(chunk)),
+                        )
+                    });
+                    sink.events(text, line.number, events);
+                }
                 Kind::Records { from, to } => {
                     sink.records(text, &self.markers[from..to], line.number)
                 }
@@ -66,17 +122,40 @@ impl Batch {
     }
 }
 
-/// Records what the framer passes on, as offsets into the chunk.
+impl Span {
+    /// The span of `text` in `chunk`, if `text` lies inside it.
+    fn of(text: &str, chunk: &[u8]) -> Option<Span> {
+        let start = (text.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
+        (start + text.len() <= chunk.len()).then_some(Span {
+            start: start as u32,
+            len: text.len() as u32,
+        })
+    }
+
+    fn text(self, chunk: &[u8]) -> &str {
+        let bytes = &chunk[self.start as usize..(self.start + self.len) as usize];
+        debug_assert!(std::str::from_utf8(bytes).is_ok());
+        // SAFETY: spans are made only by `Span::of` from a `&str` lying in this chunk, and the
+        // chunk is not written between `frame` and `replay` (`replay` borrows it shared), so
+        // the bytes are the same valid UTF-8 they were.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    }
+}
+
+/// Records what the framer passes on as positions in the chunk, classifying the records.
 struct Recorder<'a> {
-    /// Address of the chunk's first byte: lines are sub-slices of it.
-    base: usize,
+    chunk: &'a [u8],
+    /// Whether to classify records here.
+    classify: bool,
     lines: &'a mut Vec<Line>,
     markers: &'a mut Vec<(usize, Level)>,
+    events: &'a mut Vec<Located>,
 }
 
 impl Recorder<'_> {
     fn push(&mut self, text: &[u8], kind: Kind, number: u64) {
-        let start = text.as_ptr() as usize - self.base;
+        // Lines are sub-slices of the chunk.
+        let start = text.as_ptr() as usize - self.chunk.as_ptr() as usize;
         self.lines.push(Line {
             kind,
             start,
@@ -84,14 +163,51 @@ impl Recorder<'_> {
             number,
         });
     }
+
+    /// Classifies the records of `line` into `events`; `false` (and nothing kept) if an
+    /// event's text does not lie in the chunk (a message decoded with replacements).
+    fn classify(&mut self, line: &[u8], markers: &[(usize, Level)]) -> bool {
+        let from = self.events.len();
+        let mut in_chunk = true;
+        for_each_record_in(line, markers, |record| {
+            if !in_chunk {
+                return;
+            }
+            let Some(event) = classify(record.level, &record.msg) else {
+                return;
+            };
+            let event = event.map(&mut |text| {
+                Span::of(text, self.chunk).unwrap_or_else(|| {
+                    in_chunk = false;
+                    Span::default()
+                })
+            });
+            self.events.push(Located {
+                region: (record.place.region.0 as u32, record.place.region.1 as u32),
+                first: record.place.first,
+                event,
+            });
+        });
+        if !in_chunk {
+            self.events.truncate(from);
+        }
+        in_chunk
+    }
 }
 
 impl Sink for Recorder<'_> {
     fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
-        let from = self.markers.len();
-        self.markers.extend_from_slice(markers);
-        let to = self.markers.len();
-        self.push(line, Kind::Records { from, to }, number);
+        let from = self.events.len();
+        if !(self.classify && self.classify(line, markers)) {
+            let from = self.markers.len();
+            self.markers.extend_from_slice(markers);
+            let to = self.markers.len();
+            self.push(line, Kind::Records { from, to }, number);
+        } else if self.events.len() > from {
+            let to = self.events.len();
+            self.push(line, Kind::Events { from, to }, number);
+        }
+        // Else only noise: nothing for the analysis to do.
     }
 
     fn coloured_records(&mut self, line: &[u8], number: u64) {
@@ -100,5 +216,82 @@ impl Sink for Recorder<'_> {
 
     fn other(&mut self, line: &[u8], number: u64) {
         self.push(line, Kind::Other, number);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every event a replay delivers, classified on either thread, as text.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl Log {
+        fn event(&mut self, place: Place, event: Event, number: u64) {
+            let before = String::from_utf8_lossy(place.before_marker()).into_owned();
+            self.0
+                .push(format!("{number} {before:?} {} {event:?}", place.first));
+        }
+    }
+
+    impl Sink for Log {
+        fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
+            for_each_record_in(line, markers, |record| {
+                if let Some(event) = classify(record.level, &record.msg) {
+                    self.event(record.place, event, number);
+                }
+            });
+        }
+        fn coloured_records(&mut self, line: &[u8], number: u64) {
+            self.0.push(format!("{number} coloured {}", line.len()));
+        }
+        fn other(&mut self, line: &[u8], number: u64) {
+            self.0.push(format!("{number} other {}", line.len()));
+        }
+    }
+
+    impl Replay for Log {
+        fn events<'a>(
+            &mut self,
+            _: &'a [u8],
+            number: u64,
+            events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
+        ) {
+            for (place, event) in events {
+                self.event(place, event, number);
+            }
+        }
+    }
+
+    fn replayed(chunk: &[u8], classify: bool) -> Vec<String> {
+        let mut batch = Batch {
+            buf: chunk.to_vec(),
+            ..Batch::default()
+        };
+        batch.frame(&mut Framer::default(), chunk.len(), classify);
+        let mut log = Log::default();
+        batch.replay(&mut log);
+        log.0
+    }
+
+    #[test]
+    fn classifying_on_the_reading_thread_changes_nothing() {
+        let mut chunk = Vec::new();
+        for dir in ["h200", "grammar"] {
+            let dir = format!("{}/tests/fixtures/logs/{dir}", env!("CARGO_MANIFEST_DIR"));
+            let mut paths: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            paths.sort();
+            for path in paths {
+                chunk.extend(std::fs::read(path).unwrap());
+            }
+        }
+        chunk.extend_from_slice(b"h:1:1 [0] NCCL INFO Using network So\xffcket\n");
+        let early = replayed(&chunk, true);
+        assert!(early.len() > 500, "{}", early.len());
+        assert_eq!(early, replayed(&chunk, false));
     }
 }

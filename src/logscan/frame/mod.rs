@@ -14,7 +14,7 @@ use memchr::memmem;
 mod batch;
 mod positions;
 
-pub use batch::Batch;
+pub use batch::{Batch, Replay};
 use positions::Positions;
 
 use super::input::MAX_LINE;
@@ -33,6 +33,10 @@ pub trait Sink {
     fn other(&mut self, line: &[u8], number: u64);
 }
 
+/// Lines in a row without `NCCL` after which the scan stops looking at lines one by one and
+/// skips to the next `NCCL`.
+const QUIET_LINES: u32 = 8;
+
 /// The scan of one source: counts its lines across chunks.
 #[derive(Default)]
 pub struct Framer {
@@ -50,7 +54,7 @@ impl Framer {
         let mut pos = 0;
         while pos < chunk.len() {
             // Dense: runs of lines with `NCCL` (init output), one line at a time.
-            pos = self.nccl_lines(chunk, pos, sink);
+            pos = self.nccl_lines(chunk, pos, &mut rare, sink);
             if pos >= chunk.len() {
                 break;
             }
@@ -63,10 +67,18 @@ impl Framer {
         }
     }
 
-    /// Lines from `pos` on as long as they contain `NCCL`; returns where the first line
-    /// without it starts (or the end of the chunk).
-    fn nccl_lines(&mut self, chunk: &[u8], mut pos: usize, sink: &mut impl Sink) -> usize {
+    /// Lines from `pos` on, one at a time, until `QUIET_LINES` lines in a row lack `NCCL`;
+    /// returns where the last of those starts (or the end of the chunk). A few lines of
+    /// other output between NCCL lines are cheaper to step over here than to skip.
+    fn nccl_lines(
+        &mut self,
+        chunk: &[u8],
+        mut pos: usize,
+        rare: &mut RareNeedles,
+        sink: &mut impl Sink,
+    ) -> usize {
         let mut positions = Positions::new(chunk, pos);
+        let mut quiet = 0;
         while pos < chunk.len() {
             // Where `NCCL INFO` / `NCCL WARN` may start, whether `NCCL` occurs at all, and the
             // first ESC; checked against the line once its end is known.
@@ -92,10 +104,20 @@ impl Framer {
                     _ => first_esc = first_esc.min(at - pos),
                 }
             }
-            if !nccl {
-                return pos;
+            if nccl {
+                quiet = 0;
+                self.nccl_line(&chunk[pos..end], first_esc, sink);
+            } else {
+                quiet += 1;
+                if quiet == QUIET_LINES {
+                    return pos;
+                }
+                self.lines += 1;
+                if rare.next(chunk, pos).is_some_and(|hit| hit < end) {
+                    let line = &chunk[pos..end.min(pos + MAX_LINE)];
+                    sink.other(line.strip_suffix(b"\r").unwrap_or(line), self.lines);
+                }
             }
-            self.nccl_line(&chunk[pos..end], first_esc, sink);
             pos = end + 1;
         }
         pos
@@ -190,16 +212,25 @@ impl NextNccl {
 }
 
 /// The next `nccl`, `libfabric:` and `#` in a chunk, each searched once per chunk as the
-/// scan moves forward (`None`: no more in this chunk).
+/// scan moves forward (`None`: no more in this chunk). Positions asked for only grow.
 #[derive(Default)]
 struct RareNeedles {
     /// (position, searched from) per needle.
     next: [Option<(Option<usize>, usize)>; 3],
+    /// The last answer and the position it was asked for: still the answer while the scan
+    /// has not passed it (most lines between NCCL lines end before the next needle).
+    last: Option<(Option<usize>, usize)>,
 }
 
 impl RareNeedles {
     /// The first occurrence of any of the needles at or after `from`.
     fn next(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
+        if let Some((first, asked)) = self.last
+            && asked <= from
+            && first.is_none_or(|at| at >= from)
+        {
+            return first;
+        }
         let mut first: Option<usize> = None;
         for (i, slot) in self.next.iter_mut().enumerate() {
             let stale = match slot {
@@ -220,6 +251,7 @@ impl RareNeedles {
                 first = Some(first.map_or(*at, |f| f.min(*at)));
             }
         }
+        self.last = Some((first, from));
         first
     }
 }
@@ -289,6 +321,29 @@ mod tests {
                 "8 other torch nccl thing",
             ]
         );
+    }
+
+    #[test]
+    fn short_and_long_gaps_between_nccl_lines() {
+        // Gaps shorter and longer than QUIET_LINES, with lines worth a look at every depth.
+        let mut text = String::new();
+        let mut want = Vec::new();
+        let mut number = 0;
+        for gap in [0, 1, 3, 7, 8, 9, 30] {
+            number += 1;
+            text.push_str("h:1:1 [0] NCCL INFO x\n");
+            want.push(format!("{number} records [10] h:1:1 [0] NCCL INFO x"));
+            for i in 0..gap {
+                number += 1;
+                if i % 3 == 2 {
+                    text.push_str("# nccl-tests header\n");
+                    want.push(format!("{number} other # nccl-tests header"));
+                } else {
+                    text.push_str("step 1 loss 0.5\n");
+                }
+            }
+        }
+        assert_eq!(scan(&[&text]), want);
     }
 
     #[test]

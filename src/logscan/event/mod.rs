@@ -6,137 +6,16 @@
 //! loading, aws-ofi-nccl) are parsed in `net_lines.rs`. Format references are to
 //! shared/docs/nccl-log-grammar.md.
 
+use std::sync::LazyLock;
+
 use memchr::memmem;
+
+mod model;
+
+pub use model::*;
 
 use super::net_lines;
 use super::prefix::{Level, parse_u32};
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event<'a> {
-    /// `NCCL version 2.23.4+cuda12.6` (§2); the `+cuda` part is dropped.
-    Version(&'a str),
-    CudaDriver(&'a str),
-    /// `NET/Plugin: Plugin name set by env to X` or `NCCL_NET_PLUGIN set by environment to X`.
-    PluginRequested(&'a str),
-    /// The routine "no external plugin" lines of every NCCL release (§3). A failure only when
-    /// a plugin was requested by name.
-    PluginNotFound,
-    /// `Loaded net plugin X (vN)`, `P2P plugin IBext`: an external plugin library loaded.
-    PluginLoaded(&'a str),
-    /// Every `ncclNetPlugin_*` symbol probe failed: the library is unusable (§3).
-    PluginIncompatible,
-    /// 2.27+: `Initialized NET plugin X`.
-    NetInitialized(&'a str),
-    /// 2.28+: `Failed to initialize NET plugin X`.
-    NetInitFailed(&'a str),
-    /// WARN `Failed to initialize any NET plugin`: NCCL cannot run at all.
-    NoNetPlugin,
-    /// `Using network X`, `Assigned NET plugin X to comm`, 2.3 `Using internal Network X`.
-    UsingNetwork(&'a str),
-    /// `NET/IB : Using [0]mlx5_0:1/IB ...`: the device list text, parsed by
-    /// `net_lines::ib_devices` when first stored; it lists nothing on a host without IB
-    /// (`NET/IB : Using [RO]; OOB eth0` after `No device found`).
-    IbDevices(&'a str),
-    IbNoDevice,
-    /// `Failed to open libibverbs.so`.
-    VerbsMissing,
-    /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`):
-    /// the list text, parsed by `net_lines::socket_interfaces` when first stored.
-    SocketInterfaces(&'a str),
-    /// `Bootstrap : Using eth0:...`: bootstrap only, not a transport.
-    BootstrapInterface(&'a str),
-    /// `NET/<name> : GPU Direct RDMA Enabled|Disabled for HCA ...` (§4.3).
-    GdrNic {
-        enabled: bool,
-    },
-    Ofi(OfiEvent<'a>),
-    /// `NCCL_X set by environment to V` (§4.3); explains a choice, proves nothing.
-    Env {
-        var: &'a str,
-        value: &'a str,
-    },
-    /// A per-connection line (§5): the authoritative transport evidence.
-    Connection(Conn<'a>),
-    /// `NVLS comm 0x...`: this communicator uses NVLink SHARP.
-    Nvls,
-    /// `comm 0x... rank R nRanks N nNodes K localRanks L ...` (2.20+, §6).
-    CommNodes {
-        comm: &'a str,
-        rank: u32,
-        nranks: u32,
-        nnodes: u32,
-    },
-    InitStart(InitLine<'a>),
-    InitComplete(InitLine<'a>),
-    Destroyed,
-    /// Ring/tree layout lines: the rank reached topology setup.
-    Topology,
-    /// `Connected all rings[, use ring PXN x GDR y]`, `Connected all trees`, ...
-    Connected {
-        gdr: Option<bool>,
-    },
-    /// `init.cc:421 -> 5`: an error propagating up NCCL's call stack (§1.1).
-    Breadcrumb {
-        code: u32,
-    },
-    /// 2.22–2.25: `TUNER/Plugin: Failed to find ncclTunerPlugin_v4 symbol.` means some library
-    /// (usually a net plugin) is on the library path (§3).
-    TunerProbe,
-    /// Any other NCCL WARN.
-    Warn,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IbDevice {
-    pub name: String,
-    /// `IB`, `RoCE`, `UNSPECIFIED`: the only per-device RoCE-vs-IB evidence.
-    pub link_layer: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OfiEvent<'a> {
-    /// `Initializing aws-ofi-nccl X` / `Using aws-ofi-nccl X`.
-    PluginVersion(&'a str),
-    Provider {
-        provider: &'a str,
-        fabric: Option<&'a str>,
-        nics: Option<u32>,
-    },
-    /// No usable libfabric provider (no EFA device in the container, wrong FI_PROVIDER).
-    ProviderMissing,
-    /// The plugin gave up initialising (§7 failure messages).
-    InitFailed,
-    /// `disabling GDR`, `GDR not supported`: EFA without GPUDirect RDMA.
-    GdrOff,
-    /// Runtime text that only an EFA endpoint produces (`fi_addr_efa`, `EFA device`).
-    EfaRuntime,
-}
-
-/// What a per-connection line says carried the link (§5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Conn<'a> {
-    /// `P2P/IPC`, `P2P/CUMEM`, `P2P/direct pointer`, ...: label without `/read` etc.
-    P2p(&'a str),
-    Shm,
-    /// `P2P/MNNVL`: NVLink across hosts (NVL72-class), not NET.
-    Mnnvl,
-    Net {
-        name: &'a str,
-        gdr: bool,
-    },
-    CollNet {
-        name: &'a str,
-        gdr: bool,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InitLine<'a> {
-    pub comm: &'a str,
-    pub rank: Option<u32>,
-    pub nranks: Option<u32>,
-    pub comm_id: Option<&'a str>,
-}
 
 /// Classifies one NCCL record.
 pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
@@ -208,9 +87,8 @@ fn classify_c(msg: &str) -> Option<Event<'_>> {
         return connection_or_layout(msg);
     }
     if let Some(rest) = msg.strip_prefix("Connected ") {
-        let gdr = rest
-            .find(" GDR ")
-            .and_then(|at| rest[at + 5..].bytes().next())
+        let gdr = split_once(rest, &GDR_WORD)
+            .and_then(|(_, after)| after.bytes().next())
             .and_then(|b| match b {
                 b'0' => Some(false),
                 b'1' => Some(true),
@@ -273,9 +151,7 @@ pub fn interface_name(text: &str) -> &str {
 
 /// `NCCL_IB_DISABLE set by environment to 1.` / `NCCL_IB_HCA set to mlx5_2`.
 fn env_echo(msg: &str) -> Option<Event<'_>> {
-    let (var, value) = msg
-        .split_once(" set by environment to ")
-        .or_else(|| msg.split_once(" set to "))?;
+    let (var, value) = split_once(msg, &SET_BY_ENVIRONMENT).or_else(|| split_once(msg, &SET_TO))?;
     if var.contains(' ') {
         return None;
     }
@@ -286,8 +162,23 @@ fn env_echo(msg: &str) -> Option<Event<'_>> {
     Some(Event::Env { var, value })
 }
 
-static VIA: std::sync::LazyLock<memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memmem::Finder::new(b" via "));
+/// A substring searcher built once: `str::find` with a `&str` pattern builds one per call,
+/// which costs more than the search on lines this short.
+pub type Needle = LazyLock<memmem::Finder<'static>>;
+
+/// `text.split_once(needle)`.
+pub fn split_once<'a>(text: &'a str, needle: &Needle) -> Option<(&'a str, &'a str)> {
+    let at = needle.find(text.as_bytes())?;
+    // The needles are ASCII, so both ends of a match are character boundaries.
+    Some((&text[..at], &text[at + needle.needle().len()..]))
+}
+
+static VIA: Needle = LazyLock::new(|| memmem::Finder::new(b" via "));
+static GDR_WORD: Needle = LazyLock::new(|| memmem::Finder::new(b" GDR "));
+static SET_BY_ENVIRONMENT: Needle =
+    LazyLock::new(|| memmem::Finder::new(b" set by environment to "));
+static SET_TO: Needle = LazyLock::new(|| memmem::Finder::new(b" set to "));
+static NNODES: Needle = LazyLock::new(|| memmem::Finder::new(b" nNodes "));
 
 /// A connection (` via <transport>`), else a ring/graph layout line; `None` for a connection
 /// line cut before its transport is complete (Ray's dedup does that), which says nothing.
@@ -351,7 +242,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
         Kind::Complete
     } else if msg.ends_with("Destroy COMPLETE") {
         return Some(Event::Destroyed);
-    } else if msg.starts_with("comm 0x") && msg.contains(" nNodes ") {
+    } else if msg.starts_with("comm 0x") && NNODES.find(msg.as_bytes()).is_some() {
         Kind::Nodes
     } else {
         return None;
@@ -361,7 +252,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     let mut nranks = None;
     let mut nnodes = None;
     let mut comm_id = None;
-    let mut words = msg.split_ascii_whitespace();
+    let mut words = Words { text: msg, pos: 0 };
     while let Some(word) = words.next() {
         let slot = match word {
             "comm" => &mut comm,
@@ -396,8 +287,34 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     })
 }
 
-static ARROW: std::sync::LazyLock<memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memmem::Finder::new(b" -> "));
+/// `text.split_ascii_whitespace()`, byte by byte: the generic iterator costs several times
+/// more on the communicator lines every init prints.
+struct Words<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let bytes = self.text.as_bytes();
+        while self.pos < bytes.len() && bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+        if self.pos == bytes.len() {
+            return None;
+        }
+        let start = self.pos;
+        while self.pos < bytes.len() && !bytes[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+        // Both ends are next to ASCII whitespace or at an end: character boundaries.
+        Some(&self.text[start..self.pos])
+    }
+}
+
+static ARROW: Needle = LazyLock::new(|| memmem::Finder::new(b" -> "));
 
 /// `init.cc:421 -> 5`, `group.cc:76 -> 5 [Async thread]`, `transport/net.cc:753 -> 6`.
 fn breadcrumb(msg: &str) -> Option<Event<'_>> {
@@ -574,6 +491,22 @@ mod tests {
             Some(Event::Destroyed)
         );
         assert!(info("ncclCommSplit comm 0x5 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 101d0 parent 0x4 splitCount 1 color 2003953581 key 0- Init START").is_some());
+    }
+
+    #[test]
+    fn words_split_like_split_ascii_whitespace() {
+        for text in [
+            "",
+            "   ",
+            "comm 0x1 rank 0 nRanks 2",
+            " \tcomm\x0c0x1\r\nrank  0 ",
+            "ünïcode wörds\u{a0}nbsp stay",
+            "trailing ",
+        ] {
+            let ours: Vec<&str> = Words { text, pos: 0 }.collect();
+            let std: Vec<&str> = text.split_ascii_whitespace().collect();
+            assert_eq!(ours, std, "{text:?}");
+        }
     }
 
     #[test]

@@ -1,0 +1,234 @@
+//! The events a record can be classified into (see `classify`), generic over how their text
+//! is held.
+
+/// An event whose text borrows from the message.
+pub type Event<'a> = EventOf<&'a str>;
+pub type OfiEvent<'a> = OfiEventOf<&'a str>;
+pub type Conn<'a> = ConnOf<&'a str>;
+pub type InitLine<'a> = InitLineOf<&'a str>;
+
+/// What one NCCL record says. `S` is the text type: `&str` while classifying, and a
+/// position in the chunk while a batch moves between threads (`frame::batch`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventOf<S> {
+    /// `NCCL version 2.23.4+cuda12.6` (§2); the `+cuda` part is dropped.
+    Version(S),
+    CudaDriver(S),
+    /// `NET/Plugin: Plugin name set by env to X` or `NCCL_NET_PLUGIN set by environment to X`.
+    PluginRequested(S),
+    /// The routine "no external plugin" lines of every NCCL release (§3). A failure only when
+    /// a plugin was requested by name.
+    PluginNotFound,
+    /// `Loaded net plugin X (vN)`, `P2P plugin IBext`: an external plugin library loaded.
+    PluginLoaded(S),
+    /// Every `ncclNetPlugin_*` symbol probe failed: the library is unusable (§3).
+    PluginIncompatible,
+    /// 2.27+: `Initialized NET plugin X`.
+    NetInitialized(S),
+    /// 2.28+: `Failed to initialize NET plugin X`.
+    NetInitFailed(S),
+    /// WARN `Failed to initialize any NET plugin`: NCCL cannot run at all.
+    NoNetPlugin,
+    /// `Using network X`, `Assigned NET plugin X to comm`, 2.3 `Using internal Network X`.
+    UsingNetwork(S),
+    /// `NET/IB : Using [0]mlx5_0:1/IB ...`: the device list text, parsed by
+    /// `net_lines::ib_devices` when first stored; it lists nothing on a host without IB
+    /// (`NET/IB : Using [RO]; OOB eth0` after `No device found`).
+    IbDevices(S),
+    IbNoDevice,
+    /// `Failed to open libibverbs.so`.
+    VerbsMissing,
+    /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`):
+    /// the list text, parsed by `net_lines::socket_interfaces` when first stored.
+    SocketInterfaces(S),
+    /// `Bootstrap : Using eth0:...`: bootstrap only, not a transport.
+    BootstrapInterface(S),
+    /// `NET/<name> : GPU Direct RDMA Enabled|Disabled for HCA ...` (§4.3).
+    GdrNic {
+        enabled: bool,
+    },
+    Ofi(OfiEventOf<S>),
+    /// `NCCL_X set by environment to V` (§4.3); explains a choice, proves nothing.
+    Env {
+        var: S,
+        value: S,
+    },
+    /// A per-connection line (§5): the authoritative transport evidence.
+    Connection(ConnOf<S>),
+    /// `NVLS comm 0x...`: this communicator uses NVLink SHARP.
+    Nvls,
+    /// `comm 0x... rank R nRanks N nNodes K localRanks L ...` (2.20+, §6).
+    CommNodes {
+        comm: S,
+        rank: u32,
+        nranks: u32,
+        nnodes: u32,
+    },
+    InitStart(InitLineOf<S>),
+    InitComplete(InitLineOf<S>),
+    Destroyed,
+    /// Ring/tree layout lines: the rank reached topology setup.
+    Topology,
+    /// `Connected all rings[, use ring PXN x GDR y]`, `Connected all trees`, ...
+    Connected {
+        gdr: Option<bool>,
+    },
+    /// `init.cc:421 -> 5`: an error propagating up NCCL's call stack (§1.1).
+    Breadcrumb {
+        code: u32,
+    },
+    /// 2.22–2.25: `TUNER/Plugin: Failed to find ncclTunerPlugin_v4 symbol.` means some library
+    /// (usually a net plugin) is on the library path (§3).
+    TunerProbe,
+    /// Any other NCCL WARN.
+    Warn,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IbDevice {
+    pub name: String,
+    /// `IB`, `RoCE`, `UNSPECIFIED`: the only per-device RoCE-vs-IB evidence.
+    pub link_layer: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OfiEventOf<S> {
+    /// `Initializing aws-ofi-nccl X` / `Using aws-ofi-nccl X`.
+    PluginVersion(S),
+    Provider {
+        provider: S,
+        fabric: Option<S>,
+        nics: Option<u32>,
+    },
+    /// No usable libfabric provider (no EFA device in the container, wrong FI_PROVIDER).
+    ProviderMissing,
+    /// The plugin gave up initialising (§7 failure messages).
+    InitFailed,
+    /// `disabling GDR`, `GDR not supported`: EFA without GPUDirect RDMA.
+    GdrOff,
+    /// Runtime text that only an EFA endpoint produces (`fi_addr_efa`, `EFA device`).
+    EfaRuntime,
+}
+
+/// What a per-connection line says carried the link (§5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnOf<S> {
+    /// `P2P/IPC`, `P2P/CUMEM`, `P2P/direct pointer`, ...: label without `/read` etc.
+    P2p(S),
+    Shm,
+    /// `P2P/MNNVL`: NVLink across hosts (NVL72-class), not NET.
+    Mnnvl,
+    Net {
+        name: S,
+        gdr: bool,
+    },
+    CollNet {
+        name: S,
+        gdr: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InitLineOf<S> {
+    pub comm: S,
+    pub rank: Option<u32>,
+    pub nranks: Option<u32>,
+    pub comm_id: Option<S>,
+}
+
+impl<S> EventOf<S> {
+    /// The same event with every text `s` replaced by `f(s)`.
+    pub fn map<T>(self, f: &mut impl FnMut(S) -> T) -> EventOf<T> {
+        use EventOf::*;
+        match self {
+            Version(s) => Version(f(s)),
+            CudaDriver(s) => CudaDriver(f(s)),
+            PluginRequested(s) => PluginRequested(f(s)),
+            PluginNotFound => PluginNotFound,
+            PluginLoaded(s) => PluginLoaded(f(s)),
+            PluginIncompatible => PluginIncompatible,
+            NetInitialized(s) => NetInitialized(f(s)),
+            NetInitFailed(s) => NetInitFailed(f(s)),
+            NoNetPlugin => NoNetPlugin,
+            UsingNetwork(s) => UsingNetwork(f(s)),
+            IbDevices(s) => IbDevices(f(s)),
+            IbNoDevice => IbNoDevice,
+            VerbsMissing => VerbsMissing,
+            SocketInterfaces(s) => SocketInterfaces(f(s)),
+            BootstrapInterface(s) => BootstrapInterface(f(s)),
+            GdrNic { enabled } => GdrNic { enabled },
+            Ofi(ofi) => Ofi(ofi.map(f)),
+            Env { var, value } => Env {
+                var: f(var),
+                value: f(value),
+            },
+            Connection(conn) => Connection(conn.map(f)),
+            Nvls => Nvls,
+            CommNodes {
+                comm,
+                rank,
+                nranks,
+                nnodes,
+            } => CommNodes {
+                comm: f(comm),
+                rank,
+                nranks,
+                nnodes,
+            },
+            InitStart(init) => InitStart(init.map(f)),
+            InitComplete(init) => InitComplete(init.map(f)),
+            Destroyed => Destroyed,
+            Topology => Topology,
+            Connected { gdr } => Connected { gdr },
+            Breadcrumb { code } => Breadcrumb { code },
+            TunerProbe => TunerProbe,
+            Warn => Warn,
+        }
+    }
+}
+
+impl<S> OfiEventOf<S> {
+    pub fn map<T>(self, f: &mut impl FnMut(S) -> T) -> OfiEventOf<T> {
+        use OfiEventOf::*;
+        match self {
+            PluginVersion(s) => PluginVersion(f(s)),
+            Provider {
+                provider,
+                fabric,
+                nics,
+            } => Provider {
+                provider: f(provider),
+                fabric: fabric.map(f),
+                nics,
+            },
+            ProviderMissing => ProviderMissing,
+            InitFailed => InitFailed,
+            GdrOff => GdrOff,
+            EfaRuntime => EfaRuntime,
+        }
+    }
+}
+
+impl<S> ConnOf<S> {
+    pub fn map<T>(self, f: &mut impl FnMut(S) -> T) -> ConnOf<T> {
+        use ConnOf::*;
+        match self {
+            P2p(s) => P2p(f(s)),
+            Shm => Shm,
+            Mnnvl => Mnnvl,
+            Net { name, gdr } => Net { name: f(name), gdr },
+            CollNet { name, gdr } => CollNet { name: f(name), gdr },
+        }
+    }
+}
+
+impl<S> InitLineOf<S> {
+    pub fn map<T>(self, f: &mut impl FnMut(S) -> T) -> InitLineOf<T> {
+        InitLineOf {
+            comm: f(self.comm),
+            rank: self.rank,
+            nranks: self.nranks,
+            comm_id: self.comm_id.map(f),
+        }
+    }
+}
