@@ -93,12 +93,10 @@ impl Framer {
                         break;
                     }
                     b'N' => {
-                        let tail = &chunk[at..];
-                        if tail.starts_with(b"NCCL") {
-                            nccl = true;
-                            if let Some(level) = tail.get(4..9).and_then(level_word) {
-                                self.markers.push((at - pos, level));
-                            }
+                        // `NCCL` starts here.
+                        nccl = true;
+                        if let Some(level) = chunk.get(at + 4..at + 9).and_then(level_word) {
+                            self.markers.push((at - pos, level));
                         }
                     }
                     _ => first_esc = first_esc.min(at - pos),
