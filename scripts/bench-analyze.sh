@@ -6,28 +6,39 @@
 #   MIX=N interleaves N lines of training output (tests/fixtures/logs/grammar/no-nccl.log) after
 #   every NCCL log line, like `kubectl logs` of a training job; default 0 (NCCL lines only,
 #   the hardest case: nearly every line is an event).
+#   ONE_CORE=1 pins both tools to one CPU core (taskset): analyze reads and frames on a
+#   second thread, so this shows what it costs without that second core.
 #
 # The log is generated from the fixture lines under tests/fixtures/logs (real H200 captures
 # and hand-written grammar logs), each block rewritten to another host and pid, so the
 # analyzer tracks thousands of processes on ~100 hosts. It is written to $BENCH_DIR (default
-# a temporary folder) and removed afterwards unless KEEP=1.
+# a temporary folder) and removed afterwards unless KEEP=1; an existing log of the same size
+# and mix is reused when KEEP=1.
+#
+# Runs alternate between the two tools, so load from other processes hits both alike. Wall
+# time is from the shell's clock (1 ms resolution); CPU time (user + sys, 10 ms resolution)
+# and peak RSS from GNU time.
 set -euo pipefail
+export LC_ALL=C   # a decimal point in $EPOCHREALTIME and awk
 
 size_mib=${1:-256}
 runs=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
-log=$dir/bench-nccl.log
+log=$dir/bench-nccl-${size_mib}m-mix${MIX:-0}.log
 bin=$root/target/release/netcheck
 
-cleanup() { [[ ${KEEP:-0} == 1 ]] || rm -f "$log" "$dir/out.txt"; }
+cleanup() {
+  rm -f "$dir/out.txt" "$dir/time.txt"
+  [[ ${KEEP:-0} == 1 ]] || rm -f "$log"
+}
 trap cleanup EXIT
 
 echo "building release binary..." >&2
 (cd "$root" && cargo build --release --quiet)
 
-echo "generating ${size_mib} MiB log in $log..." >&2
+generate() {
 python3 - "$root" "$log" "$size_mib" "${MIX:-0}" <<'PY'
 import glob, os, re, sys
 root, out_path, size_mib, mix = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -52,35 +63,54 @@ with open(out_path, "w", encoding="utf-8") as out:
         block += 1
 print(f"{written / 2**20:.0f} MiB, {block} blocks of {len(lines)} lines", file=sys.stderr)
 PY
+}
+
+if [[ ${KEEP:-0} == 1 && -s $log ]]; then
+  echo "reusing $log" >&2
+else
+  echo "generating ${size_mib} MiB log in $log..." >&2
+  generate
+fi
 
 lines=$(wc -l < "$log")
 bytes=$(stat -c %s "$log")
 cat "$log" > /dev/null   # warm the page cache for both tools
 
-# best-of-N wall time (s) and peak RSS (KiB) of a command
-measure() {
-  local best= rss=
-  for _ in $(seq "$runs"); do
-    local out
-    # Output to a real file: GNU grep stops at the first match when stdout is /dev/null.
-    # The analyzer exits 1 on a failing verdict; that is not a benchmark error.
-    out=$( { /usr/bin/time -f '%e %M' "$@" > "$dir/out.txt" || true; } 2>&1 | tail -1)
-    local t=${out% *} m=${out#* }
-    if [[ -z $best ]] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
-    if [[ -z $rss ]] || (( m > rss )); then rss=$m; fi
-  done
-  echo "$best $rss"
+pin=()
+[[ ${ONE_CORE:-0} == 1 ]] && pin=(taskset -c 0)
+
+# One timed run of a command: prints "wall_s cpu_s peak_rss_kib".
+run_once() {
+  local start end
+  start=$EPOCHREALTIME
+  # Output to a real file: GNU grep stops at the first match when stdout is /dev/null.
+  # The analyzer exits 1 on a failing verdict; that is not a benchmark error.
+  /usr/bin/time -f '%U %S %M' -o "$dir/time.txt" "${pin[@]}" "$@" > "$dir/out.txt" || true
+  end=$EPOCHREALTIME
+  # GNU time puts "Command exited with non-zero status 1" first: the numbers are last.
+  tail -1 "$dir/time.txt" | awk -v s="$start" -v e="$end" '{printf "%.3f %.2f %d\n", e - s, $1 + $2, $3}'
 }
 
-read -r grep_s grep_kib < <(measure grep -c NCCL "$log")
-read -r nc_s nc_kib < <(measure "$bin" analyze --format json "$log")
-ratio=$(awk "BEGIN{printf \"%.2f\", $nc_s / $grep_s}")
-mibs=$(awk "BEGIN{printf \"%.0f\", $bytes / 1048576 / $nc_s}")
+# Best (lowest) wall and CPU time and highest peak RSS over the runs, per tool.
+declare -A wall cpu rss
+keep() { # tool wall cpu rss
+  if [[ -z ${wall[$1]:-} ]] || awk "BEGIN{exit !($2 < ${wall[$1]})}"; then wall[$1]=$2; fi
+  if [[ -z ${cpu[$1]:-} ]] || awk "BEGIN{exit !($3 < ${cpu[$1]})}"; then cpu[$1]=$3; fi
+  if [[ -z ${rss[$1]:-} ]] || (( $4 > ${rss[$1]} )); then rss[$1]=$4; fi
+}
+for _ in $(seq "$runs"); do
+  keep grep $(run_once grep -c NCCL "$log")
+  keep analyze $(run_once "$bin" analyze --format json "$log")
+done
+
+ratio=$(awk "BEGIN{printf \"%.2f\", ${wall[analyze]} / ${wall[grep]}}")
+cpu_ratio=$(awk "BEGIN{printf \"%.2f\", ${cpu[analyze]} / (${cpu[grep]} > 0 ? ${cpu[grep]} : 0.01)}")
+mibs=$(awk "BEGIN{printf \"%.0f\", $bytes / 1048576 / ${wall[analyze]}}")
 
 echo "date:     $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "machine:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "input:    $((bytes / 1048576)) MiB, $lines lines"
-echo "grep -c NCCL:             ${grep_s}s  (peak RSS ${grep_kib} KiB)"
-echo "netcheck analyze (json):  ${nc_s}s  (peak RSS ${nc_kib} KiB, ${mibs} MiB/s)"
-echo "ratio analyze/grep:       ${ratio}x  (target <= 2x)"
+echo "machine:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "input:    $((bytes / 1048576)) MiB, $lines lines, MIX=${MIX:-0}, best of $runs${pin:+, pinned to one core}"
+echo "grep -c NCCL:             ${wall[grep]}s wall, ${cpu[grep]}s CPU  (peak RSS ${rss[grep]} KiB)"
+echo "netcheck analyze (json):  ${wall[analyze]}s wall, ${cpu[analyze]}s CPU  (peak RSS ${rss[analyze]} KiB, ${mibs} MiB/s)"
+echo "ratio analyze/grep:       ${ratio}x wall  (target <= 2x), ${cpu_ratio}x CPU"
 "$bin" analyze --format json "$log" | python3 -c 'import json,sys; a=json.load(sys.stdin); print("analysis: transport", a["inter_node_transport"], "ranks tracked", len(a["per_rank"]), "findings", [f["id"] for f in a["findings"]])'
