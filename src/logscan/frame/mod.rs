@@ -1,11 +1,15 @@
-//! Finding the lines of a chunk that matter, as grep does: one SIMD search for the next
-//! `NCCL` runs across the whole chunk, and only the lines it lands on are looked at closely.
-//! The lines in between are skipped with whole-chunk searches for the rarer `nccl`,
-//! `libfabric:` and `#`, and counted, so evidence keeps its line numbers.
+//! Finding the lines of a chunk that matter, in two modes, as grep does:
 //!
-//! Every `NCCL` the search finds is visited once: the one after a record's marker is either a
-//! record glued onto the same line or the first of a later line, so finding glued records
-//! costs no extra pass over the message.
+//! - Dense (runs of NCCL output with a few other lines between): line by line, stopping only
+//!   at `\n`, `NCCL` and ESC, which `positions` finds 64 bytes at a time. Every
+//!   `NCCL INFO` / `NCCL WARN` of a line is found in that one pass, so records glued onto one
+//!   line cost nothing extra. A line without `NCCL` is passed on if it mentions `nccl`,
+//!   `libfabric:` or `#`.
+//! - Gaps (after `QUIET_LINES` lines in a row without `NCCL`): one SIMD search jumps to the
+//!   next `NCCL`; the lines skipped are searched for `nccl`, `libfabric:` and `#` (each once
+//!   per chunk) and counted, so evidence keeps its line numbers.
+//!
+//! `batch` carries a framed chunk from the reading thread to the analysis.
 
 use std::sync::LazyLock;
 
