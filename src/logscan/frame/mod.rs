@@ -226,13 +226,16 @@ struct RareNeedles {
 
 impl RareNeedles {
     /// The first occurrence of any of the needles at or after `from`.
+    #[inline]
     fn next(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
-        if let Some((first, asked)) = self.last
-            && asked <= from
-            && first.is_none_or(|at| at >= from)
-        {
-            return first;
+        match self.last {
+            Some((first, asked)) if asked <= from && first.is_none_or(|at| at >= from) => first,
+            _ => self.search(chunk, from),
         }
+    }
+
+    #[inline(never)]
+    fn search(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
         let mut first: Option<usize> = None;
         for (i, slot) in self.next.iter_mut().enumerate() {
             let stale = match slot {
