@@ -605,6 +605,15 @@ fn reading_on_a_second_thread_changes_nothing() {
             big.extend_from_slice(b"\xffcket\n");
         }
     }
+    // Lines that all matter and are tiny: a chunk is split over several batches.
+    for i in 0..100_000 {
+        big.extend_from_slice(if i % 1000 == 999 {
+            b"h:9:9 [0] NCCL WARN x\n"
+        } else {
+            b"#\n"
+        });
+    }
+    big.extend_from_slice(b"h:7:7 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n");
     let mut file = tempfile::NamedTempFile::new().unwrap();
     file.write_all(&big).unwrap();
     same(file.path());

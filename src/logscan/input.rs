@@ -58,13 +58,14 @@ impl<R: Read> Chunks<R> {
     /// Reads the next chunk into `buf[..len]` and returns `len`; `None` at the end.
     /// `buf` is sized to `CHUNK` once and keeps that size.
     pub fn next_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
-        if self.done {
-            return Ok(None);
-        }
         buf.resize(CHUNK, 0);
         let mut filled = self.carry.len();
         buf[..filled].copy_from_slice(&self.carry);
         self.carry.clear();
+        if self.done {
+            // Only what `unread` gave back is left.
+            return Ok((filled > 0).then_some(filled));
+        }
         loop {
             let n = match self.reader.read(&mut buf[filled..]) {
                 Ok(n) => n,
@@ -109,6 +110,12 @@ impl<R: Read> Chunks<R> {
                 }
             }
         }
+    }
+
+    /// Puts the end of the last chunk back (whole lines it did not use): the next chunk
+    /// starts with it.
+    pub fn unread(&mut self, rest: &[u8]) {
+        self.carry.splice(0..0, rest.iter().copied());
     }
 }
 

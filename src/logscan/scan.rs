@@ -364,7 +364,8 @@ fn read_batches<R: Read>(
             return Ok(());
         };
         let analysis_busy = waiting.load(Ordering::Relaxed) > 0;
-        batch.frame(&mut framer, len, analysis_busy);
+        let framed = batch.frame(&mut framer, len, analysis_busy);
+        chunks.unread(&batch.buf[framed..len]);
         waiting.fetch_add(1, Ordering::Relaxed);
         if full.send(batch).is_err() {
             return Ok(());

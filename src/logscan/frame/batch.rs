@@ -20,6 +20,10 @@ pub trait Replay: Sink {
     );
 }
 
+/// Most lines, events or markers one batch holds: a chunk of tiny lines that all matter
+/// (`#` over and over) is split into several batches, so memory stays near the chunk size.
+const MAX_ITEMS: usize = 16 * 1024;
+
 /// One chunk (`buf[..len]`) and its lines that matter.
 #[derive(Default)]
 pub struct Batch {
@@ -73,8 +77,10 @@ struct Span {
 
 impl Batch {
     /// Frames the chunk `buf[..len]` (just read), classifying its records too if `classify`
-    /// (else the analysis thread does, as for `feed`).
-    pub fn frame(&mut self, framer: &mut Framer, len: usize, classify: bool) {
+    /// (else the analysis thread does, as for `feed`). Returns how much of it the batch
+    /// holds: all of it, unless it reached `MAX_ITEMS` lines or events first; the rest is
+    /// for the next batch.
+    pub fn frame(&mut self, framer: &mut Framer, len: usize, classify: bool) -> usize {
         self.len = len;
         self.lines.clear();
         self.markers.clear();
@@ -88,8 +94,9 @@ impl Batch {
             markers: &mut self.markers,
             events: &mut self.events,
         };
-        framer.chunk(chunk, &mut recorder);
+        self.len = framer.chunk(chunk, &mut recorder);
         self.buf = buf;
+        self.len
     }
 
     /// Passes the lines and events to `sink`, in order.
@@ -196,6 +203,12 @@ impl Recorder<'_> {
 }
 
 impl Sink for Recorder<'_> {
+    fn is_full(&self) -> bool {
+        self.lines.len() >= MAX_ITEMS
+            || self.events.len() >= MAX_ITEMS
+            || self.markers.len() >= MAX_ITEMS
+    }
+
     fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
         let from = self.events.len();
         if !(self.classify && self.classify(line, markers)) {

@@ -35,6 +35,11 @@ pub trait Sink {
     /// A line without records that mentions `NCCL`, `nccl`, `libfabric:` or `#`: the bare
     /// version line, PyTorch's NCCL errors, libfabric warnings, nccl-tests' rank table.
     fn other(&mut self, line: &[u8], number: u64);
+    /// Whether the sink wants no more lines for now: the framer then stops at the next line
+    /// start and returns it (`batch` keeps its memory bounded this way).
+    fn is_full(&self) -> bool {
+        false
+    }
 }
 
 /// Lines in a row without `NCCL` after which the scan stops looking at lines one by one and
@@ -51,24 +56,25 @@ pub struct Framer {
 }
 
 impl Framer {
-    /// Scans one chunk of whole lines (see `input::for_each_chunk`).
-    pub fn chunk(&mut self, chunk: &[u8], sink: &mut impl Sink) {
+    /// Scans one chunk of whole lines (see `input::for_each_chunk`) and returns how much of
+    /// it was scanned: all of it, unless the sink filled up (then up to a line start).
+    pub fn chunk(&mut self, chunk: &[u8], sink: &mut impl Sink) -> usize {
         let mut nccl = NextNccl::default();
         let mut rare = RareNeedles::default();
         let mut pos = 0;
-        while pos < chunk.len() {
+        while pos < chunk.len() && !sink.is_full() {
             // Dense: runs of lines with `NCCL` (init output), one line at a time.
             pos = self.nccl_lines(chunk, pos, &mut rare, sink);
-            if pos >= chunk.len() {
+            if pos >= chunk.len() || sink.is_full() {
                 break;
             }
             // A gap: every line up to the one with the next `NCCL`.
             let gap_end = nccl.at_or_after(chunk, pos).map_or(chunk.len(), |hit| {
                 memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
             });
-            self.gap(chunk, pos, gap_end, &mut rare, sink);
-            pos = gap_end;
+            pos = self.gap(chunk, pos, gap_end, &mut rare, sink);
         }
+        pos.min(chunk.len())
     }
 
     /// Lines from `pos` on, one at a time, until `QUIET_LINES` lines in a row lack `NCCL`;
@@ -109,6 +115,9 @@ impl Framer {
             if nccl {
                 quiet = 0;
                 self.nccl_line(&chunk[pos..end], first_esc, sink);
+                if sink.is_full() {
+                    return end + 1;
+                }
             } else {
                 quiet += 1;
                 if quiet == QUIET_LINES {
@@ -118,6 +127,9 @@ impl Framer {
                 if rare.next(chunk, pos).is_some_and(|hit| hit < end) {
                     let line = &chunk[pos..end.min(pos + MAX_LINE)];
                     sink.other(line.strip_suffix(b"\r").unwrap_or(line), self.lines);
+                    if sink.is_full() {
+                        return end + 1;
+                    }
                 }
             }
             pos = end + 1;
@@ -151,7 +163,8 @@ impl Framer {
     }
 
     /// Whole lines `chunk[from..to]`, none with `NCCL`: passes on those that mention `nccl`,
-    /// `libfabric:` or `#`, and counts the rest.
+    /// `libfabric:` or `#`, and counts the rest. Returns where it stopped: `to`, or the start
+    /// of the line after the one that filled the sink.
     fn gap(
         &mut self,
         chunk: &[u8],
@@ -159,7 +172,7 @@ impl Framer {
         to: usize,
         rare: &mut RareNeedles,
         sink: &mut impl Sink,
-    ) {
+    ) -> usize {
         let mut pos = from;
         while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
             let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
@@ -168,10 +181,14 @@ impl Framer {
             let line = &chunk[start..end.min(start + MAX_LINE)];
             sink.other(line.strip_suffix(b"\r").unwrap_or(line), self.lines);
             pos = end + 1;
+            if sink.is_full() {
+                return pos;
+            }
         }
         if pos < to {
             self.lines += count_newlines(&chunk[pos..to]);
         }
+        to.max(pos)
     }
 }
 
