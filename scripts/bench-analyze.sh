@@ -8,6 +8,8 @@
 #   the hardest case: nearly every line is an event).
 #   ONE_CORE=1 pins both tools to one CPU core (taskset): analyze reads and frames on a
 #   second thread, so this shows what it costs without that second core.
+#   NETCHECK_BIN=path benchmarks that binary instead of building target/release/netcheck
+#   (e.g. an older build, for before/after numbers).
 #
 # The log is generated from the fixture lines under tests/fixtures/logs (real H200 captures
 # and hand-written grammar logs), each block rewritten to another host and pid, so the
@@ -27,7 +29,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
 log=$dir/bench-nccl-${size_mib}m-mix${MIX:-0}.log
-bin=$root/target/release/netcheck
+bin=${NETCHECK_BIN:-$root/target/release/netcheck}
 
 cleanup() {
   rm -f "$dir/out.txt" "$dir/time.txt"
@@ -35,8 +37,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "building release binary..." >&2
-(cd "$root" && cargo build --release --quiet)
+if [[ -z ${NETCHECK_BIN:-} ]]; then
+  echo "building release binary..." >&2
+  (cd "$root" && cargo build --release --quiet)
+fi
 
 generate() {
 python3 - "$root" "$log" "$size_mib" "${MIX:-0}" <<'PY'
@@ -108,7 +112,9 @@ cpu_ratio=$(awk "BEGIN{printf \"%.2f\", ${cpu[analyze]} / (${cpu[grep]} > 0 ? ${
 mibs=$(awk "BEGIN{printf \"%.0f\", $bytes / 1048576 / ${wall[analyze]}}")
 
 echo "date:     $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "machine:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+pressure=$(awk '/^some/ {sub("avg10=", "", $2); print ", CPU pressure " $2 "%"}' /proc/pressure/cpu 2>/dev/null || true)
+echo "machine:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)$pressure"
+echo "binary:   $bin"
 echo "input:    $((bytes / 1048576)) MiB, $lines lines, MIX=${MIX:-0}, best of $runs${pin:+, pinned to one core}"
 echo "grep -c NCCL:             ${wall[grep]}s wall, ${cpu[grep]}s CPU  (peak RSS ${rss[grep]} KiB)"
 echo "netcheck analyze (json):  ${wall[analyze]}s wall, ${cpu[analyze]}s CPU  (peak RSS ${rss[analyze]} KiB, ${mibs} MiB/s)"
