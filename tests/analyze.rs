@@ -605,6 +605,16 @@ fn reading_on_a_second_thread_changes_nothing() {
             big.extend_from_slice(b"\xffcket\n");
         }
     }
+    // Long gaps of other output, with lines worth a look at every depth.
+    for i in 0..20_000 {
+        let line = match i % 53 {
+            0 => format!("k{}:{i}:{i} [0] NCCL INFO Using network Socket\n", i % 13),
+            17 => format!("[rank0]: ncclRemoteError number {i}\n"),
+            41 => format!("#  Rank {i} Group  0 Pid {i} on host-{i} device  0 [0x1b] H200\n"),
+            _ => format!("Epoch {i}/10 loss 2.31\n"),
+        };
+        big.extend_from_slice(line.as_bytes());
+    }
     // Lines that all matter and are tiny: a chunk is split over several batches.
     for i in 0..100_000 {
         big.extend_from_slice(if i % 1000 == 999 {

@@ -4,7 +4,7 @@
 //! early changes nothing: replaying a batch hands the analysis the same lines and events, in
 //! the same order, as framing and classifying the chunk on the analysis thread would.
 
-use super::{Framer, Sink};
+use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, classify};
 use crate::logscan::prefix::{Level, Place, for_each_record_in};
 
@@ -58,6 +58,9 @@ enum Kind {
     },
     Coloured,
     Other,
+    /// Whole lines without `NCCL`, scanned for lines worth a look when replayed; `number`
+    /// counts the lines before them.
+    Gap,
 }
 
 /// A classified record: where it sits in its line and its event, the event's text held as
@@ -102,6 +105,7 @@ impl Batch {
     /// Passes the lines and events to `sink`, in order.
     pub fn replay(&self, sink: &mut impl Replay) {
         let chunk = &self.buf[..self.len];
+        let mut rare = RareNeedles::default();
         for line in &self.lines {
             let text = &chunk[line.start..line.end];
             match line.kind {
@@ -124,6 +128,10 @@ impl Batch {
                 }
                 Kind::Coloured => sink.coloured_records(text, line.number),
                 Kind::Other => sink.other(text, line.number),
+                Kind::Gap => {
+                    let mut lines = line.number;
+                    scan_gap(chunk, line.start, line.end, &mut lines, &mut rare, sink);
+                }
             }
         }
     }
@@ -230,6 +238,15 @@ impl Sink for Recorder<'_> {
     fn other(&mut self, line: &[u8], number: u64) {
         self.push(line, Kind::Other, number);
     }
+
+    /// Gaps are scanned on the analysis thread: when the log is mostly other output, the
+    /// reading thread would otherwise do nearly all the work.
+    fn take_gap(&mut self, gap: &[u8], lines_before: u64) -> bool {
+        if !gap.is_empty() {
+            self.push(gap, Kind::Gap, lines_before);
+        }
+        true
+    }
 }
 
 #[cfg(test)]
@@ -306,5 +323,9 @@ mod tests {
         let early = replayed(&chunk, true);
         assert!(early.len() > 500, "{}", early.len());
         assert_eq!(early, replayed(&chunk, false));
+        // And as framing the chunk directly, gaps scanned in place.
+        let mut direct = Log::default();
+        Framer::default().chunk(&chunk, &mut direct);
+        assert_eq!(early, direct.0);
     }
 }

@@ -40,6 +40,13 @@ pub trait Sink {
     fn is_full(&self) -> bool {
         false
     }
+    /// Offered the lines of a gap (whole lines without `NCCL`; `lines_before` lines of the
+    /// source precede them) before the framer scans them: `true` takes them as they are, to
+    /// be scanned later with `scan_gap` (on the analysis thread: see `batch`).
+    fn take_gap(&mut self, gap: &[u8], lines_before: u64) -> bool {
+        let _ = (gap, lines_before);
+        false
+    }
 }
 
 /// Lines in a row without `NCCL` after which the scan stops looking at lines one by one and
@@ -72,14 +79,15 @@ impl Framer {
             let gap_end = nccl.at_or_after(chunk, pos).map_or(chunk.len(), |hit| {
                 memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1)
             });
-            pos = self.gap(chunk, pos, gap_end, &mut rare, sink);
+            pos = self.gap(chunk, pos, gap_end, None, &mut rare, sink);
         }
         pos.min(chunk.len())
     }
 
     /// Lines from `pos` on, one at a time, until `QUIET_LINES` lines in a row lack `NCCL`;
-    /// returns where the last of those starts (or the end of the chunk). A few lines of
-    /// other output between NCCL lines are cheaper to step over here than to skip.
+    /// returns where the first of those starts (or where the sink filled up, or the end of
+    /// the chunk). Runs of fewer lines without `NCCL` between NCCL lines are handled as
+    /// small gaps, cheaper than skipping ahead with a search.
     fn nccl_lines(
         &mut self,
         chunk: &[u8],
@@ -88,6 +96,8 @@ impl Framer {
         sink: &mut impl Sink,
     ) -> usize {
         let mut positions = Positions::new(chunk, pos);
+        // Start of the current run of lines without `NCCL`, and its length.
+        let mut quiet_from = pos;
         let mut quiet = 0;
         while pos < chunk.len() {
             // Where `NCCL INFO` / `NCCL WARN` may start, whether `NCCL` occurs at all, and the
@@ -112,27 +122,38 @@ impl Framer {
                     _ => first_esc = first_esc.min(at - pos),
                 }
             }
-            if nccl {
-                quiet = 0;
-                self.nccl_line(&chunk[pos..end], first_esc, sink);
-                if sink.is_full() {
-                    return end + 1;
-                }
-            } else {
+            if !nccl {
                 quiet += 1;
                 if quiet == QUIET_LINES {
-                    return pos;
+                    return quiet_from;
                 }
-                self.lines += 1;
-                if rare.next(chunk, pos).is_some_and(|hit| hit < end) {
-                    let line = &chunk[pos..end.min(pos + MAX_LINE)];
-                    sink.other(line.strip_suffix(b"\r").unwrap_or(line), self.lines);
-                    if sink.is_full() {
-                        return end + 1;
-                    }
+                pos = end + 1;
+                continue;
+            }
+            if quiet > 0 {
+                let known = Some(u64::from(quiet));
+                quiet = 0;
+                let stopped = self.gap(chunk, quiet_from, pos, known, rare, sink);
+                if sink.is_full() {
+                    return stopped;
                 }
             }
+            self.nccl_line(&chunk[pos..end], first_esc, sink);
             pos = end + 1;
+            quiet_from = pos;
+            if sink.is_full() {
+                return pos;
+            }
+        }
+        if quiet > 0 {
+            return self.gap(
+                chunk,
+                quiet_from,
+                chunk.len(),
+                Some(u64::from(quiet)),
+                rare,
+                sink,
+            );
         }
         pos
     }
@@ -162,34 +183,64 @@ impl Framer {
         }
     }
 
-    /// Whole lines `chunk[from..to]`, none with `NCCL`: passes on those that mention `nccl`,
-    /// `libfabric:` or `#`, and counts the rest. Returns where it stopped: `to`, or the start
-    /// of the line after the one that filled the sink.
+    /// Whole lines `chunk[from..to]`, none with `NCCL` (`known` of them, if counted already):
+    /// the sink takes them as they are, or they are scanned here (`scan_gap`). Returns where
+    /// it stopped: `to`, or the start of the line after the one that filled the sink.
     fn gap(
         &mut self,
         chunk: &[u8],
         from: usize,
         to: usize,
+        known: Option<u64>,
         rare: &mut RareNeedles,
         sink: &mut impl Sink,
     ) -> usize {
-        let mut pos = from;
-        while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
-            let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
-            let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i);
-            self.lines += count_newlines(&chunk[pos..start]) + 1;
-            let line = &chunk[start..end.min(start + MAX_LINE)];
-            sink.other(line.strip_suffix(b"\r").unwrap_or(line), self.lines);
-            pos = end + 1;
-            if sink.is_full() {
-                return pos;
-            }
+        if sink.take_gap(&chunk[from..to], self.lines) {
+            self.lines += known.unwrap_or_else(|| count_lines(&chunk[from..to]));
+            return to;
+        }
+        let (pos, full) = scan_gap(chunk, from, to, &mut self.lines, rare, sink);
+        if full {
+            return pos;
         }
         if pos < to {
-            self.lines += count_newlines(&chunk[pos..to]);
+            self.lines += count_lines(&chunk[pos..to]);
         }
         to.max(pos)
     }
+}
+
+/// Passes on the lines of `chunk[from..to]` (whole lines, none with `NCCL`) that mention
+/// `nccl`, `libfabric:` or `#`; `lines` counts the lines before `from` and moves to each line
+/// passed on. Returns where the line after the last one passed on starts (`from` if none),
+/// and whether the sink filled up there. `rare` belongs to `chunk` and only moves forward.
+fn scan_gap(
+    chunk: &[u8],
+    from: usize,
+    to: usize,
+    lines: &mut u64,
+    rare: &mut RareNeedles,
+    sink: &mut impl Sink,
+) -> (usize, bool) {
+    let mut pos = from;
+    while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
+        let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
+        let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i);
+        *lines += count_newlines(&chunk[pos..start]) + 1;
+        let line = &chunk[start..end.min(start + MAX_LINE)];
+        sink.other(line.strip_suffix(b"\r").unwrap_or(line), *lines);
+        pos = end + 1;
+        if sink.is_full() {
+            return (pos, true);
+        }
+    }
+    (pos, false)
+}
+
+/// Lines in `bytes` (whole lines, the last one possibly without its `\n`: the cut head of a
+/// line over 1 MiB, or the end of the input).
+fn count_lines(bytes: &[u8]) -> u64 {
+    count_newlines(bytes) + u64::from(bytes.last().is_some_and(|b| *b != b'\n'))
 }
 
 static UPPER_NCCL: LazyLock<memmem::Finder<'static>> =
