@@ -4,6 +4,8 @@
 //! The pipeline, one module per step, in data-flow order:
 //! 1. `input`  — open files / `.gz` / stdin, read 1 MiB chunks of whole lines (bytes; lines
 //!    cut at 64 KiB). `frame` finds the lines that matter inside a chunk, as grep does.
+//!    `scan` drives it all; for files it reads, frames and (while the analysis is busy)
+//!    classifies on a second thread, one chunk ahead (`frame::batch`).
 //! 2. `prefix` — find `NCCL INFO`/`NCCL WARN` records anywhere in a line and parse NCCL's
 //!    `host:pid:tid [dev]` to their left, whatever wrapper (mpirun, srun, Ray, kubectl...) is
 //!    further left.
@@ -12,7 +14,8 @@
 //!    the line that showed it; every collection is capped.
 //! 5. `transport` — decide `inter_node_transport`, `socket_fallback` and `gdr` exactly as
 //!    DESIGN.md's Analysis contract defines them; `rules` — findings and the verdict.
-//! 6. `render` — text and Markdown (JSON is the `Analysis` itself).
+//! 6. `summary` — the `Analysis` itself; `render` — text and Markdown (JSON is the
+//!    `Analysis`).
 //!
 //! # Entry points
 //!
@@ -39,6 +42,7 @@ mod prefix;
 pub mod render;
 mod rules;
 mod scan;
+mod summary;
 mod transport;
 
 pub use analysis::*;

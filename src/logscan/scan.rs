@@ -1,6 +1,7 @@
-//! The streaming driver: reads sources line by line, runs each line through prefix → event →
-//! facts, and at the end turns the facts into an `Analysis` (transport decision, rules,
-//! verdict).
+//! The streaming driver: reads sources chunk by chunk, runs the lines that matter through
+//! prefix → event → facts, and at the end hands the facts to `summary` for the `Analysis`.
+//! Files are read, framed and (while the analysis has work waiting) classified on a second
+//! thread, one chunk ahead: see `feed_path`.
 
 use std::io::{self, Read};
 use std::path::PathBuf;
@@ -10,14 +11,13 @@ use std::sync::{LazyLock, mpsc};
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
-use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
+use super::analysis::{Analysis, Transport};
 use super::event::{Event, classify, version_number};
 use super::facts::{Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
-use super::rules::{self, Ctx};
-use super::transport::{self, Decision};
+use super::summary;
 use crate::error::Result;
 
 /// What the caller expects; everything else is read from the logs.
@@ -320,31 +320,7 @@ impl Analyzer {
 
     /// The analysis of everything fed so far; more sources may still be fed afterwards.
     pub fn analysis(&self) -> Analysis {
-        let expect = self.options.expect;
-        let facts = &self.facts;
-        let decision = transport::decide(facts, expect);
-        let findings = rules::findings(&Ctx {
-            facts,
-            decision: &decision,
-            expect,
-        });
-        let verdict = rules::verdict(&findings);
-        Analysis {
-            schema: ANALYSIS_SCHEMA.to_string(),
-            nccl_versions: nccl_versions(facts),
-            networks: networks(facts),
-            ofi_provider: ofi_provider(facts),
-            nodes: decision.nodes,
-            ranks: rank_count(facts),
-            inter_node_transport: decision.inter_node,
-            socket_fallback: decision.socket_fallback,
-            gdr: decision.gdr,
-            per_rank: per_rank(facts, &decision),
-            findings,
-            verdict,
-            hosts: decision.hosts.clone(),
-            expected: expect,
-        }
+        summary::analysis(&self.facts, self.options.expect)
     }
 }
 
@@ -431,105 +407,6 @@ impl Sink for Reading<'_> {
         let seen = self.seen(raw, line);
         self.analyzer.other_line(&seen, &decode(raw));
     }
-}
-
-fn sorted_unique(mut items: Vec<String>) -> Vec<String> {
-    items.sort();
-    items.dedup();
-    items
-}
-
-fn nccl_versions(facts: &Facts) -> Vec<String> {
-    let versions = facts
-        .processes
-        .iter()
-        .filter_map(|p| p.version.as_ref().map(|f| f.value.clone()))
-        .chain(facts.job_versions.iter().map(|f| f.value.clone()));
-    sorted_unique(versions.collect())
-}
-
-/// `Using network` names, and network names on connection lines (the only ones some
-/// excerpts have).
-fn networks(facts: &Facts) -> Vec<String> {
-    let names = facts.ranks.iter().flat_map(|r| {
-        r.network
-            .iter()
-            .map(|f| f.value.clone())
-            .chain(r.conns.iter().filter_map(|c| c.network.clone()))
-    });
-    sorted_unique(names.collect())
-}
-
-fn ofi_provider(facts: &Facts) -> Option<String> {
-    let providers: Vec<String> = facts
-        .processes
-        .iter()
-        .filter_map(|p| p.ofi_provider.as_ref().map(|f| f.value.clone()))
-        .collect();
-    let providers = sorted_unique(providers);
-    if providers.is_empty() {
-        return transport::job_provider(facts);
-    }
-    Some(providers.join(", "))
-}
-
-fn rank_count(facts: &Facts) -> Option<u32> {
-    let world = facts.ranks.iter().map(|r| r.world).max().unwrap_or(0);
-    if world > 0 {
-        return Some(world);
-    }
-    let numbered = facts.ranks.iter().filter(|r| r.rank.is_some()).count();
-    (numbered > 0).then_some(numbered as u32)
-}
-
-fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
-    let mut out: Vec<RankSummary> = facts
-        .ranks
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let p = &facts.processes[r.process];
-            let network_conns = r.conns.iter().filter(|c| c.is_network());
-            let gdr = network_conns
-                .clone()
-                .next()
-                .map(|_| network_conns.clone().any(|c| c.gdr));
-            RankSummary {
-                rank: r.rank,
-                host: p.host.clone(),
-                pid: p.pid,
-                cuda_dev: r.dev,
-                nccl_version: p.version.as_ref().map(|f| f.value.clone()),
-                network: r.network.as_ref().map(|f| f.value.clone()),
-                inter_node_transport: decision.per_rank[i].as_ref().map(|(t, _)| *t),
-                transports: sorted_unique(r.conns.iter().map(|c| c.label.clone()).collect()),
-                ofi_provider: p.ofi_provider.as_ref().map(|f| f.value.clone()),
-                nics: p.ofi_nics,
-                last_phase: r.phase_mark.as_ref().map(|_| r.phase.as_str().to_string()),
-                tag: p.tag.clone(),
-                cuda_driver: p.cuda_driver.clone(),
-                ofi_fabric: p.ofi_fabric.clone(),
-                net_devices: p
-                    .ib_devices
-                    .iter()
-                    .map(|d| format!("{}/{}", d.name, d.link_layer))
-                    .collect(),
-                gdr,
-                nodes: r.max_nnodes.as_ref().map(|f| f.value),
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| {
-        (a.rank.is_none(), a.rank, &a.host, a.pid, a.cuda_dev, &a.tag).cmp(&(
-            b.rank.is_none(),
-            b.rank,
-            &b.host,
-            b.pid,
-            b.cuda_dev,
-            &b.tag,
-        ))
-    });
-    out
 }
 
 #[cfg(test)]
