@@ -202,14 +202,20 @@ impl Analyzer {
         result
     }
 
-    /// Opens and reads a path (`-` is stdin, gzip detected by content). Reading,
-    /// decompressing and framing run on a second thread, one chunk ahead of the analysis;
-    /// the result is the same as `feed`'s.
+    /// Opens and reads a path (`-` is stdin, gzip detected by content). With more than one
+    /// CPU available, reading, decompressing and framing run on a second thread, one chunk
+    /// ahead of the analysis; the result is the same as `feed`'s.
     pub fn feed_path(&mut self, path: &std::path::Path) -> Result<()> {
         let reader = input::open(path)?;
         let name = input::source_name(path);
-        self.feed_pipelined(reader, &name)
-            .map_err(|e| crate::error::Error::read(path, e))
+        // On one CPU (taskset, a cgroup quota of one) the threads would only take turns.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let result = if cpus > 1 {
+            self.feed_pipelined(reader, &name)
+        } else {
+            self.feed(reader, &name)
+        };
+        result.map_err(|e| crate::error::Error::read(path, e))
     }
 
     fn feed_pipelined<R: Read + Send>(&mut self, reader: R, source_name: &str) -> io::Result<()> {
