@@ -342,12 +342,10 @@ fn read_batches<R: Read>(
     let mut framer = Framer::default();
     loop {
         let mut batch = spare.try_recv().unwrap_or_default();
-        let Some(len) = chunks.next_into(&mut batch.buf)? else {
-            return Ok(());
-        };
         let analysis_busy = waiting.load(Ordering::Relaxed) > 0;
-        let framed = batch.frame(&mut framer, len, analysis_busy);
-        chunks.unread(&batch.buf[framed..len]);
+        if !batch.fill(&mut chunks, &mut framer, analysis_busy)? {
+            return Ok(());
+        }
         waiting.fetch_add(1, Ordering::Relaxed);
         if full.send(batch).is_err() {
             return Ok(());

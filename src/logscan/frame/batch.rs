@@ -4,8 +4,11 @@
 //! early changes nothing: replaying a batch hands the analysis the same lines and events, in
 //! the same order, as framing and classifying the chunk on the analysis thread would.
 
+use std::io::{self, Read};
+
 use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, classify};
+use crate::logscan::input::Chunks;
 use crate::logscan::prefix::{Level, Place, for_each_record_in};
 
 /// Where a replayed batch goes.
@@ -28,7 +31,7 @@ const MAX_ITEMS: usize = 16 * 1024;
 #[derive(Default)]
 pub struct Batch {
     /// The chunk buffer; `input::Chunks` fills it and keeps its size.
-    pub buf: Vec<u8>,
+    buf: Vec<u8>,
     len: usize,
     lines: Vec<Line>,
     /// The markers of `Records` lines, each line's in one run.
@@ -79,17 +82,25 @@ struct Span {
 }
 
 impl Batch {
-    /// Frames the chunk `buf[..len]` (just read), classifying its records too if `classify`
-    /// (else the analysis thread does, as for `feed`). Returns how much of it the batch
-    /// holds: all of it, unless it reached `MAX_ITEMS` lines or events first; the rest is
-    /// for the next batch.
-    pub fn frame(&mut self, framer: &mut Framer, len: usize, classify: bool) -> usize {
-        self.len = len;
+    /// Reads the next chunk of `chunks` and frames it, classifying its records too if
+    /// `classify` (else the analysis thread does, as for `feed`). A batch holds at most
+    /// `MAX_ITEMS` lines or events: what did not fit goes back to `chunks` for the next one.
+    /// `false` at the end of the input.
+    pub fn fill<R: Read>(
+        &mut self,
+        chunks: &mut Chunks<R>,
+        framer: &mut Framer,
+        classify: bool,
+    ) -> io::Result<bool> {
+        // Nothing of the last chunk survives a refill, so spans never outlive their text.
+        self.len = 0;
         self.lines.clear();
         self.markers.clear();
         self.events.clear();
-        let buf = std::mem::take(&mut self.buf);
-        let chunk = &buf[..len];
+        let Some(len) = chunks.next_into(&mut self.buf)? else {
+            return Ok(false);
+        };
+        let chunk = &self.buf[..len];
         let mut recorder = Recorder {
             chunk,
             classify,
@@ -98,8 +109,8 @@ impl Batch {
             events: &mut self.events,
         };
         self.len = framer.chunk(chunk, &mut recorder);
-        self.buf = buf;
-        self.len
+        chunks.unread(&chunk[self.len..]);
+        Ok(true)
     }
 
     /// Passes the lines and events to `sink`, in order.
@@ -150,9 +161,9 @@ impl Span {
     fn text(self, chunk: &[u8]) -> &str {
         let bytes = &chunk[self.start as usize..(self.start + self.len) as usize];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
-        // SAFETY: spans are made only by `Span::of` from a `&str` lying in this chunk, and the
-        // chunk is not written between `frame` and `replay` (`replay` borrows it shared), so
-        // the bytes are the same valid UTF-8 they were.
+        // SAFETY: spans are made only by `Span::of`, in `fill`, from a `&str` lying in the
+        // chunk just read; the buffer is private and written only by the next `fill`, which
+        // first drops every span. So the bytes are the same valid UTF-8 they were.
         unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 }
@@ -295,13 +306,13 @@ mod tests {
     }
 
     fn replayed(chunk: &[u8], classify: bool) -> Vec<String> {
-        let mut batch = Batch {
-            buf: chunk.to_vec(),
-            ..Batch::default()
-        };
-        batch.frame(&mut Framer::default(), chunk.len(), classify);
+        let mut chunks = Chunks::new(chunk);
+        let mut framer = Framer::default();
+        let mut batch = Batch::default();
         let mut log = Log::default();
-        batch.replay(&mut log);
+        while batch.fill(&mut chunks, &mut framer, classify).unwrap() {
+            batch.replay(&mut log);
+        }
         log.0
     }
 
