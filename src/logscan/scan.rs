@@ -342,7 +342,7 @@ fn read_batches<R: Read>(
     let mut framer = Framer::default();
     loop {
         let mut batch = spare.try_recv().unwrap_or_default();
-        let analysis_busy = waiting.load(Ordering::Relaxed) > 0;
+        let analysis_busy = || waiting.load(Ordering::Relaxed) > 0;
         if !batch.fill(&mut chunks, &mut framer, analysis_busy)? {
             return Ok(());
         }

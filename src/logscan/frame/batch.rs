@@ -83,14 +83,14 @@ struct Span {
 
 impl Batch {
     /// Reads the next chunk of `chunks` and frames it, classifying its records too if
-    /// `classify` (else the analysis thread does, as for `feed`). A batch holds at most
-    /// `MAX_ITEMS` lines or events: what did not fit goes back to `chunks` for the next one.
-    /// `false` at the end of the input.
+    /// `classify()` says so once the chunk is read (else the analysis thread does, as for
+    /// `feed`). A batch holds at most `MAX_ITEMS` lines or events: what did not fit goes back
+    /// to `chunks` for the next one. `false` at the end of the input.
     pub fn fill<R: Read>(
         &mut self,
         chunks: &mut Chunks<R>,
         framer: &mut Framer,
-        classify: bool,
+        classify: impl FnOnce() -> bool,
     ) -> io::Result<bool> {
         // Nothing of the last chunk survives a refill, so spans never outlive their text.
         self.len = 0;
@@ -103,7 +103,7 @@ impl Batch {
         let chunk = &self.buf[..len];
         let mut recorder = Recorder {
             chunk,
-            classify,
+            classify: classify(),
             lines: &mut self.lines,
             markers: &mut self.markers,
             events: &mut self.events,
@@ -310,7 +310,7 @@ mod tests {
         let mut framer = Framer::default();
         let mut batch = Batch::default();
         let mut log = Log::default();
-        while batch.fill(&mut chunks, &mut framer, classify).unwrap() {
+        while batch.fill(&mut chunks, &mut framer, || classify).unwrap() {
             batch.replay(&mut log);
         }
         log.0
