@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::util::netcheck;
 
 /// True when libfabric can be loaded; panics in CI when it cannot.
-fn libfabric_present() -> bool {
+pub fn libfabric_present() -> bool {
     match netcheck::fabric::Libfabric::load() {
         Ok(_) => true,
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {

@@ -7,6 +7,7 @@ mod analyze_props;
 mod cli;
 mod doctor;
 mod fabric;
+mod fabric_check;
 mod gate;
 mod ingest;
 mod launch_cli;

@@ -73,6 +73,14 @@ pub struct Args {
         help_heading = "Multi-node (one `netcheck run` per node)"
     )]
     pub rendezvous: Option<String>,
+    /// Multi-node: before NCCL starts, every node runs a short libfabric ping-pong against
+    /// node 0 over this provider (e.g. efa, tcp); node 0 listens on the rendezvous port + 1.
+    #[arg(
+        long,
+        value_name = "PROVIDER",
+        help_heading = "Multi-node (one `netcheck run` per node)"
+    )]
+    pub fabric_check: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -94,6 +102,13 @@ pub fn run(args: Args) -> Result<Outcome> {
         ));
     }
     let multi_node = args.nnodes > 1;
+    let fabric = match &args.fabric_check {
+        Some(provider) => match fabric_check(provider, &args, timeout)? {
+            Some(record) => Some(record),
+            None => return Ok(Outcome::Fail),
+        },
+        None => None,
+    };
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("reports").join(chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ").to_string())
     });
@@ -108,7 +123,55 @@ pub fn run(args: Args) -> Result<Outcome> {
         timeout,
         echo_logs: multi_node,
         print_record: multi_node,
+        fabric,
     })
+}
+
+/// `--fabric-check`: this node's part of the pre-check, before any GPU work. `Ok(None)`: the
+/// check ran but failed (payloads came back wrong), so the run stops with exit 1.
+fn fabric_check(
+    provider: &str,
+    args: &Args,
+    timeout: std::time::Duration,
+) -> Result<Option<serde_json::Value>> {
+    use crate::launch::fabric_check::{self, Checked, FABRIC_PREFIX, FabricCheck};
+    let (Some(rendezvous), true) = (&args.rendezvous, args.nnodes > 1) else {
+        return Err(Error::Usage {
+            message: "--fabric-check runs between nodes: it needs --nnodes N (N > 1) and --rendezvous HOST:PORT".into(),
+            hint: Some(format!(
+                "on one host, use `netcheck fabric --local --provider {provider}`"
+            )),
+        });
+    };
+    let token = match std::env::var(crate::rendezvous::TOKEN_ENV) {
+        Ok(t) if !t.is_empty() => t,
+        _ => {
+            return Err(Error::usage(format!(
+                "a multi-node run needs the same random token in {} on every node",
+                crate::rendezvous::TOKEN_ENV
+            )));
+        }
+    };
+    let check = FabricCheck {
+        provider: provider.to_string(),
+        nnodes: args.nnodes,
+        node_rank: args.node_rank,
+        rendezvous: rendezvous.clone(),
+        token,
+        timeout,
+    };
+    let checked = fabric_check::run(&check)?;
+    if let Checked::Measured(report) = &checked {
+        eprint!("{}", report.to_text());
+        let line = serde_json::to_string(report).expect("fabric reports serialize");
+        crate::output::stdout(&format!("{FABRIC_PREFIX}{line}\n"))
+            .map_err(|e| Error::write("<stdout>", e))?;
+    }
+    if let Some(reason) = checked.failure(&check) {
+        eprintln!("netcheck: FAIL: {reason}");
+        return Ok(None);
+    }
+    Ok(Some(checked.to_record()))
 }
 
 /// Flags override the matching config fields; the result is validated like a config file.

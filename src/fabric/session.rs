@@ -98,7 +98,7 @@ pub fn listen_and_respond(lib: Arc<Libfabric>, bind: SocketAddr, opts: &Options)
         .accept()
         .map_err(|e| Error::infra(format!("accept on {local}: {e}")))?;
     eprintln!("netcheck fabric: driver connected from {peer}");
-    respond(lib, stream, opts)
+    respond(lib, stream, opts).map(|served| served.plan)
 }
 
 /// Both ranks on this host: listens on loopback, starts `exe fabric --respond-to ...` as the
@@ -341,9 +341,16 @@ impl Driver {
     }
 }
 
+/// What a responder served: the driver's plan, and the driver's own name for its host.
+#[derive(Debug, Clone)]
+pub struct Served {
+    pub plan: Plan,
+    pub driver_host: String,
+}
+
 /// The responder: reads the plan, opens an endpoint on the driver's provider, echoes and
 /// absorbs until the driver says it is done.
-pub fn respond(lib: Arc<Libfabric>, stream: TcpStream, opts: &Options) -> Result<Plan> {
+pub fn respond(lib: Arc<Libfabric>, stream: TcpStream, opts: &Options) -> Result<Served> {
     stream.set_read_timeout(Some(opts.timeout)).ok();
     let hello: Hello = read_frame(&stream, None)?;
     let refuse = |reason: String, exit_code: u8| {
@@ -409,7 +416,10 @@ pub fn respond(lib: Arc<Libfabric>, stream: TcpStream, opts: &Options) -> Result
             )));
         }
     }
-    Ok(hello.plan)
+    Ok(Served {
+        plan: hello.plan,
+        driver_host: hello.host,
+    })
 }
 
 fn refused(reason: String, exit_code: u8) -> Error {

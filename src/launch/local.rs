@@ -42,6 +42,8 @@ pub struct LocalOptions {
     pub echo_logs: bool,
     /// Print the final RunRecord as one `NETCHECK_RESULT {json}` line on stdout.
     pub print_record: bool,
+    /// What `--fabric-check` did on this node, for `RunRecord.fabric`.
+    pub fabric: Option<serde_json::Value>,
 }
 
 /// What the workers told us, folded as events arrive.
@@ -108,6 +110,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     let mut record = RunRecord::new("run");
     record.label = opts.config.name.clone();
     record.world_size = Some(world);
+    record.fabric = opts.fabric.clone();
     record.config = Some(serde_json::to_value(&opts.config).expect("configs serialize"));
     record.nccl = Some(NcclInfo {
         version: lib.version.clone().unwrap_or_default(),
