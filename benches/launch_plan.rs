@@ -57,6 +57,7 @@ fn objects(nodes: usize) -> usize {
         image_pull_policy: None,
         port: 29400,
         worker_args: vec!["--timeout".into(), "5m".into()],
+        fabric_check: None,
         env: vec![("NCCL_DEBUG".into(), "INFO".into())],
         tolerations: default_tolerations(),
         strict_net: true,

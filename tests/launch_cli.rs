@@ -65,6 +65,41 @@ fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
 }
 
 #[test]
+fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
+    let out = netcheck()
+        .args([
+            "launch",
+            "--dry-run",
+            "--nodes",
+            "n-a,n-b",
+            "--gpus-per-node",
+            "8",
+        ])
+        .args(["--image", "example.com/netcheck:1", "--fabric-check", "efa"])
+        .args(["--port", "30000"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let docs: Vec<Value> =
+        serde_saphyr::from_str_multiple(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let container = &docs[2]["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.windows(2).any(|w| w == ["--fabric-check", "efa"]),
+        "{args:?}"
+    );
+    assert_eq!(container["ports"][1]["name"], "fabric");
+    assert_eq!(container["ports"][1]["containerPort"], 30001);
+    assert_eq!(docs[3]["spec"]["ports"][1]["port"], 30001);
+}
+
+#[test]
 fn usage_errors_say_what_to_pass() {
     let cases: &[(&[&str], &str)] = &[
         (&["launch", "--image", "x"], "--nodes a,b,... or --selector"),
@@ -122,6 +157,20 @@ fn usage_errors_say_what_to_pass() {
                 "launch", "--nodes", "a,b", "--image", "x", "--strict", "--expect", "tcpx",
             ],
             "--strict",
+        ),
+        (
+            &[
+                "launch",
+                "--nodes",
+                "a,b",
+                "--image",
+                "x",
+                "--fabric-check",
+                "efa",
+                "--port",
+                "65535",
+            ],
+            "pick a lower --port",
         ),
         (
             &[
@@ -337,8 +386,9 @@ fn sigint_mid_run_deletes_everything_and_exits_130() {
 }
 
 /// The command line each pod runs is one `netcheck run` accepts: it gets past argument parsing
-/// (exit 3 without a GPU here; on a GPU host, node rank 1 gives up on the unresolvable
-/// rendezvous after its 2 s timeout). Exit 2 would mean the launcher and the worker disagree.
+/// to the fabric check, whose node rank 1 gives up on the unresolvable rank-0 host after its
+/// 2 s timeout (exit 124; exit 3 where libfabric is missing). Exit 2 would mean the launcher
+/// and the worker disagree.
 #[test]
 fn the_pod_command_line_is_accepted_by_netcheck_run() {
     use netcheck::launch::kube::manifest::{self, GroupSpec, RunSpec, Shm};
@@ -370,6 +420,7 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         ])
         .map(str::to_string)
         .collect(),
+        fabric_check: Some("tcp".into()),
         env: vec![],
         tolerations: default_tolerations(),
         strict_net: true,
@@ -422,4 +473,8 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         "netcheck run rejected the pod's arguments {args:?}: {err}"
     );
     assert!(!err.contains("unexpected argument"), "{err}");
+    assert!(
+        err.contains("fabric check on node 1 (provider tcp)"),
+        "the pre-check ran first: {err}"
+    );
 }

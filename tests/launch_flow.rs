@@ -40,6 +40,7 @@ fn settings(out: &Path, nodes: &[&str]) -> Settings {
             image_pull_policy: None,
             port: 29400,
             worker_args: vec!["--timeout".into(), "5m".into()],
+            fabric_check: None,
             env: vec![("NCCL_DEBUG".into(), "INFO".into())],
             tolerations: default_tolerations(),
             strict_net: false,

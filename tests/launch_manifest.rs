@@ -23,6 +23,7 @@ fn spec() -> RunSpec {
             "--timeout".into(),
             "5m".into(),
         ],
+        fabric_check: None,
         env: vec![("NCCL_DEBUG".into(), "INFO".into())],
         tolerations: default_tolerations(),
         strict_net: true,
@@ -171,6 +172,63 @@ fn strict_mode_pins_nccl_net_unless_the_user_set_it() {
         .collect();
     assert_eq!(nets.len(), 1);
     assert_eq!(nets[0]["value"], "Socket");
+}
+
+#[test]
+fn the_fabric_check_reaches_the_pod_command_and_opens_port_plus_one() {
+    let ports = |v: &serde_json::Value| -> Vec<(String, i64)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let number = p.get("containerPort").or(p.get("port")).unwrap();
+                (
+                    p["name"].as_str().unwrap().to_string(),
+                    number.as_i64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let pod = |spec: &RunSpec| {
+        let job = serde_json::to_value(manifest::group_job(spec, &p5_pair(), None)).unwrap();
+        job["spec"]["template"]["spec"]["containers"][0].clone()
+    };
+    let service = |spec: &RunSpec| {
+        serde_json::to_value(manifest::group_service(spec, &p5_pair(), None)).unwrap()["spec"]
+            ["ports"]
+            .clone()
+    };
+
+    // Off by default: no flag, one port.
+    let plain = pod(&spec());
+    let args: Vec<&str> = plain["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(!args.contains(&"--fabric-check"), "{args:?}");
+    assert_eq!(ports(&plain["ports"]), [("rdzv".to_string(), 29400)]);
+
+    let mut with = spec();
+    with.fabric_check = Some("efa".into());
+    let container = pod(&with);
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let at = args
+        .iter()
+        .position(|a| *a == "--fabric-check")
+        .expect("--fabric-check in the pod's args");
+    assert_eq!(args[at + 1], "efa");
+    // The workers' own flags (sweep, --timeout) still follow.
+    assert_eq!(&args[args.len() - 2..], ["--timeout", "5m"]);
+    let expected = [("rdzv".to_string(), 29400), ("fabric".to_string(), 29401)];
+    assert_eq!(ports(&container["ports"]), expected);
+    assert_eq!(ports(&service(&with)), expected);
 }
 
 proptest! {

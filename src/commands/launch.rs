@@ -92,6 +92,10 @@ pub struct Args {
         help_heading = "Benchmark"
     )]
     pub worker_timeout: String,
+    /// Before NCCL, each pod runs a short libfabric ping-pong against its group's rank-0 pod
+    /// over this provider (`efa` on EFA pools, `tcp` elsewhere); default: no check.
+    #[arg(long, value_name = "PROVIDER", help_heading = "Benchmark")]
+    pub fabric_check: Option<String>,
     /// A passing pair below this fraction of its pool's median peak bus bandwidth fails (0: off).
     #[arg(
         long,
@@ -274,6 +278,12 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
             "e.g. 0.5; 0 turns the check off",
         ));
     }
+    if args.fabric_check.is_some() && args.port == u16::MAX {
+        return Err(usage(
+            "--fabric-check listens on --port + 1, and --port is already 65535",
+            "pick a lower --port",
+        ));
+    }
     let run = match &args.run_id {
         Some(id) if names::valid_run_id(id) => id.clone(),
         Some(id) => {
@@ -341,6 +351,7 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
             image_pull_policy: args.image_pull_policy.clone(),
             port: args.port,
             worker_args,
+            fabric_check: args.fabric_check.clone(),
             env,
             tolerations,
             strict_net: args.strict,

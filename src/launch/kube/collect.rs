@@ -10,6 +10,7 @@ use crate::results::{HostInfo, NodeResult, PairResult, ResultRow, RunRecord, Run
 
 use super::nodes::NodeInfo;
 use super::status::{Finish, PodPhase, PodView};
+use crate::launch::fabric_check::FABRIC_PREFIX;
 
 /// The line rank 0 prints when the sweep ends, followed by its compact RunRecord.
 pub const RESULT_PREFIX: &str = "NETCHECK_RESULT ";
@@ -38,10 +39,21 @@ pub struct Judged {
     /// RDMA counter deltas by node: rank 0's from its record, the others' from their
     /// `NETCHECK_COUNTERS` lines. The proof that bytes crossed each EFA device.
     pub counters: BTreeMap<String, serde_json::Value>,
+    /// `--fabric-check` reports by node: each other node's `NETCHECK_FABRIC` line (its
+    /// ping-pong against rank 0's node, which measures nothing itself).
+    pub fabric: BTreeMap<String, serde_json::Value>,
 }
 
 /// The line every other node prints with its counter delta (`netcheck run`).
 pub const COUNTERS_PREFIX: &str = "NETCHECK_COUNTERS ";
+
+/// The JSON after the last line starting with `prefix` in a pod's log.
+fn last_json_line(log: &str, prefix: &str) -> Option<serde_json::Value> {
+    log.lines()
+        .rev()
+        .find_map(|l| l.trim_end().strip_prefix(prefix))
+        .and_then(|json| serde_json::from_str(json).ok())
+}
 
 /// Rank 0's RunRecord from its log: the last `NETCHECK_RESULT` line. `Err` when the line is
 /// there but unreadable.
@@ -125,19 +137,20 @@ pub fn judge(
         .and_then(|r| r.analysis.clone())
         .or_else(|| analyse_pod_logs(&name, logs));
     let mut counters = BTreeMap::new();
+    let mut fabric = BTreeMap::new();
     for (index, node) in nodes.iter().enumerate() {
+        let log = logs.get(&index);
         let delta = if index == 0 {
             good_record.as_ref().and_then(|r| r.counters.clone())
         } else {
-            logs.get(&index).and_then(|log| {
-                log.lines()
-                    .rev()
-                    .find_map(|l| l.trim_end().strip_prefix(COUNTERS_PREFIX))
-                    .and_then(|json| serde_json::from_str(json).ok())
-            })
+            log.and_then(|log| last_json_line(log, COUNTERS_PREFIX))
         };
         if let Some(delta) = delta {
             counters.insert(node.clone(), delta);
+        }
+        // Kept whatever became of the pair: the report is what the fabric did before NCCL.
+        if let Some(report) = log.and_then(|log| last_json_line(log, FABRIC_PREFIX)) {
+            fabric.insert(node.clone(), report);
         }
     }
     Judged {
@@ -152,6 +165,7 @@ pub fn judge(
         outcome,
         record: good_record,
         counters,
+        fabric,
     }
 }
 
@@ -222,7 +236,7 @@ fn exited(
         EXIT_TIMEOUT => (TIMEOUT, format!("{who} timed out (exit 124){detail}")),
         EXIT_ENVIRONMENT => (
             FAIL,
-            format!("{who} found its GPU or NCCL environment missing (exit 3){detail}"),
+            format!("{who} found its GPU, NCCL or libfabric environment missing (exit 3){detail}"),
         ),
         c if STOPPED.contains(&c) => (ERROR, format!("{who} was stopped (exit {c}){detail}")),
         c => (ERROR, format!("{who} exited {c}{detail}")),
@@ -246,7 +260,11 @@ fn last_words(pod: &PodView, log: Option<&str>) -> String {
         _ => None,
     };
     let last = log.lines().rev().find(|l| {
-        !l.trim().is_empty() && !l.contains(" NCCL INFO ") && !l.starts_with(RESULT_PREFIX)
+        !l.trim().is_empty()
+            && !l.contains(" NCCL INFO ")
+            && ![RESULT_PREFIX, COUNTERS_PREFIX, FABRIC_PREFIX]
+                .iter()
+                .any(|p| l.starts_with(p))
     });
     match error_line.or(termination).or(last) {
         Some(line) => format!(": {}", line.trim()),
@@ -367,6 +385,13 @@ pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
     if !counters.is_empty() {
         record.counters = Some(serde_json::json!({ "nodes": counters }));
     }
+    let fabric: serde_json::Map<String, serde_json::Value> = judged
+        .iter()
+        .flat_map(|j| j.fabric.iter().map(|(n, r)| (n.clone(), r.clone())))
+        .collect();
+    if !fabric.is_empty() {
+        record.fabric = Some(serde_json::json!({ "nodes": fabric }));
+    }
     record.errors = summary.errors;
     record
         .errors
@@ -446,6 +471,78 @@ mod tests {
         );
         assert_eq!(j.counters.len(), 1, "rank 0's record carried none");
         assert_eq!(j.counters["node-1"]["total"]["tx_bytes"], 4096);
+    }
+
+    #[test]
+    fn fabric_reports_of_the_other_nodes_are_kept_and_merged() {
+        let report = r#"{"schema":"netcheck.fabric.v1","mode":"remote","verdict":"pass"}"#;
+        let logs = BTreeMap::from([
+            (0, record_line(20.0)),
+            (
+                1,
+                format!(
+                    "netcheck: fabric check (efa): measuring\n{FABRIC_PREFIX}{report}\n[rank 1] NCCL INFO x\n"
+                ),
+            ),
+        ]);
+        let j = judge(
+            &nodes(),
+            &Finish::Exited,
+            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
+            &logs,
+            &[],
+        );
+        assert_eq!(j.fabric.len(), 1, "rank 0's node measures nothing");
+        assert_eq!(j.fabric["node-1"]["verdict"], "pass");
+
+        // A failed pair keeps its fabric report, and the failure message is not the report
+        // line (stdout and stderr interleave in a pod's log: the report may come last).
+        let failed_logs = BTreeMap::from([
+            (0, String::new()),
+            (
+                1,
+                format!(
+                    "netcheck: FAIL: fabric check on node 1 (provider efa): payloads came back wrong\n{FABRIC_PREFIX}{report}\n"
+                ),
+            ),
+        ]);
+        let failed = judge(
+            &["node-2".to_string(), "node-3".to_string()],
+            &Finish::Exited,
+            &[pod(0, 143, "Error"), pod(1, 1, "Error")],
+            &failed_logs,
+            &[],
+        );
+        assert_eq!(failed.fabric["node-3"]["mode"], "remote");
+        assert!(
+            failed
+                .pair
+                .message
+                .as_ref()
+                .unwrap()
+                .ends_with("payloads came back wrong"),
+            "{:?}",
+            failed.pair.message
+        );
+
+        let verdicts = [];
+        let record = merge(
+            RunSummary {
+                started_at: "t".into(),
+                status: RunStatus::Complete,
+                label: "l".into(),
+                nodes: &[],
+                verdicts: &verdicts,
+                ineligible: &[],
+                environment: BTreeMap::new(),
+                errors: vec![],
+            },
+            &[j, failed],
+        );
+        let fabric = record.fabric.expect("merged fabric reports");
+        assert_eq!(fabric["nodes"]["node-1"]["verdict"], "pass");
+        assert_eq!(fabric["nodes"]["node-3"]["schema"], "netcheck.fabric.v1");
+        assert!(fabric["nodes"].get("node-0").is_none());
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub struct RunSpec {
     pub port: u16,
     /// Flags for `netcheck run` after the rendezvous ones: the sweep and `--timeout`.
     pub worker_args: Vec<String>,
+    /// `--fabric-check PROVIDER` for the workers: a libfabric ping-pong against rank 0's node
+    /// (on `port + 1`) before NCCL starts. None: no check.
+    pub fabric_check: Option<String>,
     /// Plain environment variables, in order (`NCCL_DEBUG=INFO` first).
     pub env: Vec<(String, String)>,
     pub tolerations: Vec<Toleration>,
@@ -162,17 +165,32 @@ pub fn group_service(spec: &RunSpec, group: &GroupSpec, owner: Option<OwnerRefer
             cluster_ip: Some("None".into()),
             publish_not_ready_addresses: Some(true),
             selector: Some(group_selector(&spec.run, group)),
-            ports: Some(vec![ServicePort {
-                name: Some("rdzv".into()),
-                port: spec.port.into(),
-                target_port: Some(IntOrString::Int(spec.port.into())),
-                protocol: Some("TCP".into()),
-                ..Default::default()
-            }]),
+            ports: Some(
+                ports(spec)
+                    .map(|(name, port)| ServicePort {
+                        name: Some(name.into()),
+                        port: port.into(),
+                        target_port: Some(IntOrString::Int(port.into())),
+                        protocol: Some("TCP".into()),
+                        ..Default::default()
+                    })
+                    .collect(),
+            ),
             ..Default::default()
         }),
         ..Default::default()
     }
+}
+
+/// The ports rank 0's pod listens on: the rendezvous, and the fabric check's (`port + 1`)
+/// when there is one.
+fn ports(spec: &RunSpec) -> impl Iterator<Item = (&'static str, u16)> {
+    let fabric = spec
+        .fabric_check
+        .as_ref()
+        .and_then(|_| spec.port.checked_add(1))
+        .map(|p| ("fabric", p));
+    std::iter::once(("rdzv", spec.port)).chain(fabric)
 }
 
 /// One Indexed Job per group: pod `i` is node rank `i`, pinned to the group's nodes by node
@@ -287,7 +305,8 @@ fn affinity(spec: &RunSpec, group: &GroupSpec) -> Affinity {
 }
 
 /// The worker contract: `netcheck run --nnodes N --node-rank K --rendezvous HOST:PORT
-/// --out /results [--gpus G] [sweep flags]`, token in `NETCHECK_RDZV_TOKEN`.
+/// --out /results [--gpus G] [--expect T] [--fabric-check P] [sweep flags]`, token in
+/// `NETCHECK_RDZV_TOKEN`.
 pub fn worker_args(spec: &RunSpec, group: &GroupSpec, name: &str) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "run".into(),
@@ -305,6 +324,9 @@ pub fn worker_args(spec: &RunSpec, group: &GroupSpec, name: &str) -> Vec<String>
     ];
     if let Some(expect) = &group.expect {
         args.extend(["--expect".into(), expect.clone()]);
+    }
+    if let Some(provider) = &spec.fabric_check {
+        args.extend(["--fabric-check".into(), provider.clone()]);
     }
     args.extend(spec.worker_args.iter().cloned());
     args
@@ -399,12 +421,16 @@ fn container(spec: &RunSpec, group: &GroupSpec, name: &str) -> Container {
         command: Some(vec!["netcheck".into()]),
         args: Some(worker_args(spec, group, name)),
         env: Some(env),
-        ports: Some(vec![k8s_openapi::api::core::v1::ContainerPort {
-            name: Some("rdzv".into()),
-            container_port: spec.port.into(),
-            protocol: Some("TCP".into()),
-            ..Default::default()
-        }]),
+        ports: Some(
+            ports(spec)
+                .map(|(name, port)| k8s_openapi::api::core::v1::ContainerPort {
+                    name: Some(name.into()),
+                    container_port: port.into(),
+                    protocol: Some("TCP".into()),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
         // Requests equal limits: Kubernetes requires it for huge pages and extended resources.
         resources: Some(ResourceRequirements {
             limits: Some(amounts.clone()),
