@@ -121,6 +121,12 @@ pub struct RankInfo {
     /// Path of this rank's captured NCCL_DEBUG log, relative to the output folder.
     #[serde(default)]
     pub log: Option<String>,
+    /// The node the launcher put this rank on (real or simulated) and its index there:
+    /// rank = node × ranks per node + local rank.
+    #[serde(default)]
+    pub node: Option<u32>,
+    #[serde(default)]
+    pub local_rank: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

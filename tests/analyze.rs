@@ -121,6 +121,22 @@ fn facts_of_the_real_fake_hosts_log() {
         assert_eq!(r.cuda_driver.as_deref(), Some("13000"));
         assert_eq!(r.nodes, Some(2));
         assert_eq!(r.last_phase.as_deref(), Some("destroyed"));
+        // One rank per simulated node: each is local rank 0 of 1, and its network
+        // connections reach the other rank.
+        assert_eq!((r.local_rank, r.local_ranks), (Some(0), Some(1)));
+        assert_eq!(r.connections.len(), 1);
+        assert_eq!(r.connections[0].transport, "NET/Socket");
+        assert_eq!(r.connections[0].peers, [1 - i as u32]);
+        assert!(r.connections[0].lines >= 2);
+    }
+}
+
+#[test]
+fn nvlink_ranks_share_one_node_and_reach_each_other_over_p2p() {
+    let a = analyze("h200/nvlink.log");
+    for (i, r) in a.per_rank.iter().enumerate() {
+        assert_eq!((r.local_rank, r.local_ranks), (Some(i as u32), Some(2)));
+        assert_eq!(r.connection_text(), format!("P2P/CUMEM to {}", 1 - i));
     }
 }
 

@@ -38,6 +38,17 @@ pub struct Args {
     /// network path on one host.
     #[arg(long, value_name = "N")]
     pub simulate_nodes: Option<u32>,
+    /// With --simulate-nodes: ranks per simulated node, each on local GPUs 0..G-1, so NCCL
+    /// mixes intra-node P2P with inter-node NET (e.g. 2 nodes × 2 GPUs on a 2-GPU host).
+    /// When nodes × G exceeds this host's GPUs, the simulated nodes share GPUs (NCCL allows
+    /// it: it only refuses two ranks of one node on one GPU); bandwidth is then shared too.
+    #[arg(
+        long,
+        value_name = "G",
+        requires = "simulate_nodes",
+        conflicts_with = "gpus"
+    )]
+    pub gpus_per_node: Option<u32>,
     /// The inter-node transport that must carry traffic; anything else fails (exit 1).
     #[arg(long, value_name = "TRANSPORT",
           value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
@@ -102,6 +113,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         ));
     }
     let multi_node = args.nnodes > 1;
+    if multi_node && args.simulate_nodes.is_some() {
+        return Err(Error::usage(
+            "--simulate-nodes splits one host; it cannot be combined with --nnodes",
+        ));
+    }
     let fabric = match &args.fabric_check {
         Some(provider) => match fabric_check(provider, &args, timeout)? {
             Some(record) => Some(record),
@@ -116,6 +132,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         config,
         gpus: args.gpus,
         simulate_nodes: args.simulate_nodes,
+        gpus_per_node: args.gpus_per_node,
         nnodes: args.nnodes,
         node_rank: args.node_rank,
         rendezvous: args.rendezvous,

@@ -191,6 +191,8 @@ pub fn build_record(sections: &[Section]) -> RunRecord {
             gpu: d.device,
             pid: d.pid,
             log: None,
+            node: None,
+            local_rank: None,
         })
         .collect();
     record.world_size = sections

@@ -19,6 +19,7 @@ use crate::console::TablePrinter;
 use crate::engine::harness::ErrorKind;
 use crate::engine::{gpu, library};
 use crate::error::{Error, Outcome, Result};
+use crate::launch::layout::Layout;
 use crate::logscan::{Analysis, Analyzer, Options, Severity, Transport};
 use crate::probe::counters;
 use crate::rendezvous::{TOKEN_ENV, random_hex};
@@ -31,6 +32,8 @@ pub struct LocalOptions {
     pub gpus: Option<u32>,
     /// Give ranks different NCCL_HOSTID values so NCCL sees this many nodes.
     pub simulate_nodes: Option<u32>,
+    /// Ranks per simulated node (they share this host's GPUs when needed).
+    pub gpus_per_node: Option<u32>,
     pub nnodes: u32,
     pub node_rank: u32,
     /// Rank 0's `HOST:PORT` for multi-node runs.
@@ -75,21 +78,16 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     let inventory = gpu::detect_gpus()?;
     let lib = library::choose_nccl_library()?;
     let shim = library::shim_dir(&lib.path)?;
-    let local = opts.gpus.unwrap_or(inventory.gpus.len() as u32);
-    if local == 0 || local as usize > inventory.gpus.len() {
-        return Err(Error::usage(format!(
-            "--gpus {local}: this host has {} GPU(s)",
-            inventory.gpus.len()
-        )));
-    }
-    let world = opts.nnodes * local;
-    if let Some(n) = opts.simulate_nodes
-        && (n < 2 || n > world)
-    {
-        return Err(Error::usage(format!(
-            "--simulate-nodes {n} needs 2 to {world} (one rank per GPU)"
-        )));
-    }
+    let layout = Layout::new(
+        inventory.gpus.len() as u32,
+        opts.gpus,
+        opts.simulate_nodes,
+        opts.gpus_per_node,
+        opts.nnodes,
+        opts.node_rank,
+    )
+    .map_err(Error::usage)?;
+    let world = layout.world;
     let multi_node = opts.nnodes > 1;
     let token = match std::env::var(TOKEN_ENV) {
         Ok(t) if !t.is_empty() => t,
@@ -123,9 +121,8 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         );
     }
     eprintln!(
-        "netcheck: {} rank(s) on {} node(s), NCCL {} ({}), output in {}",
-        world,
-        opts.nnodes,
+        "netcheck: {}, NCCL {} ({}), output in {}",
+        layout.describe(opts.nnodes),
         lib.version.as_deref().unwrap_or("?"),
         lib.path.display(),
         opts.out.display()
@@ -180,10 +177,10 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         if std::env::var_os("NCCL_DEBUG_FILE").is_none() {
             cmd.env("NCCL_DEBUG_FILE", logs.join(format!("rank-{rank}.log")));
         }
-        if let Some(n) = opts.simulate_nodes {
+        if layout.simulated_nodes().is_some() {
             cmd.env(
                 "NCCL_HOSTID",
-                format!("netcheck-simulated-node-{}", rank * n / world),
+                format!("netcheck-simulated-node-{}", layout.place(rank).node),
             );
         }
         // SAFETY: only async-signal-safe calls between fork and exec. Workers get their own
@@ -229,7 +226,6 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     // free port and tells us which).
     let mut children: BTreeMap<u32, Child> = BTreeMap::new();
     let mut progress = Progress::default();
-    let first_rank = opts.node_rank * local;
     let rdzv_for_others = if hosts_rank0 {
         let bind = match &opts.rendezvous {
             Some(addr) => addr.clone(),
@@ -263,10 +259,9 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             .clone()
             .ok_or_else(|| Error::usage("--node-rank > 0 needs --rendezvous HOST:PORT of node 0"))?
     };
-    for i in 0..local {
-        let rank = first_rank + i;
-        if rank != 0 {
-            children.insert(rank, spawn(rank, i, &rdzv_for_others)?);
+    for place in layout.here() {
+        if place.rank != 0 {
+            children.insert(place.rank, spawn(place.rank, place.gpu, &rdzv_for_others)?);
         }
     }
     drop(tx);
@@ -280,7 +275,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     let bar = progress_bar(&opts.config, world);
     let tail = opts
         .echo_logs
-        .then(|| LogTail::new(&logs, first_rank..first_rank + local));
+        .then(|| LogTail::new(&logs, layout.first_rank..layout.first_rank + layout.local));
     let mut last_progress = Instant::now();
     let watchdog = opts.timeout + Duration::from_secs(10);
     let mut open: usize = children.len();
@@ -388,7 +383,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         .map(|f| f.message.clone())
         .collect();
     if let Some(ranks) = &progress.done {
-        fill_topology(&mut record, ranks, &inventory.cuda_driver);
+        fill_topology(&mut record, ranks, &inventory.cuda_driver, &layout);
     }
     let counter_delta = counters_before.as_ref().and_then(|before| {
         counters::snapshot(&sysfs)
@@ -414,8 +409,16 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         };
     }
     record.analysis = analyse_logs(&opts.out, &opts.config);
-    let verdict = judge(&opts.config, &record);
+    let mut verdict = judge(&opts.config, &record);
+    let nodes_expected = layout.simulated_nodes().unwrap_or(opts.nnodes);
+    let disagreements = layout_disagreements(&record, &layout, nodes_expected);
+    let layout_checked =
+        nodes_expected > 1 && disagreements.is_empty() && record.analysis.is_some();
+    verdict.extend(disagreements);
     record.save(&results_path)?;
+    if nodes_expected > 1 {
+        print_rank_connections(&record, layout_checked.then_some(nodes_expected));
+    }
     summarize(&record, &verdict, &results_path);
     if opts.print_record {
         print_line(&format!(
@@ -504,7 +507,7 @@ fn run_error(status: RunStatus, progress: &Progress) -> Error {
 }
 
 /// Hosts, ranks and GPUs from the workers' final reports.
-fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str) {
+fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str, layout: &Layout) {
     let mut hosts: BTreeMap<String, HostInfo> = BTreeMap::new();
     for r in ranks {
         let host = hosts.entry(r.host.clone()).or_insert_with(|| HostInfo {
@@ -526,6 +529,8 @@ fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str
             gpu: r.gpu.as_ref().map(|g| g.index).unwrap_or(0),
             pid: Some(r.pid),
             log: r.log.clone(),
+            node: Some(layout.place(r.rank).node),
+            local_rank: Some(layout.place(r.rank).local_rank),
         });
     }
     record.ranks.sort_by_key(|r| r.rank);
@@ -627,6 +632,78 @@ fn judge(config: &BenchConfig, record: &RunRecord) -> Vec<String> {
         }
     }
     reasons
+}
+
+/// Does NCCL see the nodes the launcher made? Each rank's `localRank`/`localRanks` and the
+/// node count in its log against the launch layout (rank = node × ranks per node + local
+/// rank). A disagreement means the job NCCL ran is not the one that was asked for, e.g. an
+/// `NCCL_HOSTID` from the environment merged simulated nodes.
+fn layout_disagreements(record: &RunRecord, layout: &Layout, nodes_expected: u32) -> Vec<String> {
+    let Some(a) = &record.analysis else {
+        return vec![];
+    };
+    let mut out = vec![];
+    if let Some(seen) = a.nodes
+        && seen != nodes_expected
+    {
+        out.push(format!(
+            "NCCL counted {seen} node(s), the launcher made {nodes_expected} [layout]"
+        ));
+    }
+    for info in &record.ranks {
+        let Some(seen) = a
+            .per_rank
+            .iter()
+            .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
+        else {
+            continue;
+        };
+        let place = layout.place(info.rank);
+        let on_node = layout.ranks_on_node_of(info.rank);
+        if let (Some(local_rank), Some(local_ranks)) = (seen.local_rank, seen.local_ranks)
+            && (local_rank, local_ranks) != (place.local_rank, on_node)
+        {
+            out.push(format!(
+                "NCCL placed rank {} as local rank {local_rank} of {local_ranks}; the launcher put it on node {} as local rank {} of {on_node} [layout]",
+                info.rank, place.node, place.local_rank
+            ));
+        }
+    }
+    out
+}
+
+/// Per rank of a multi-node (or simulated) run: its place and which peers each connection
+/// kind reached, e.g. `rank 2 (node 1, local rank 0, GPU 0): NET/Socket to 1; P2P/CUMEM to 3`.
+fn print_rank_connections(record: &RunRecord, layout_agrees: Option<u32>) {
+    const LISTED: usize = 16;
+    let Some(a) = &record.analysis else {
+        return;
+    };
+    if let Some(nodes) = layout_agrees {
+        eprintln!(
+            "netcheck: layout: NCCL sees the {nodes} nodes as launched (rank = node × ranks per node + local rank)"
+        );
+    }
+    if record.ranks.len() > LISTED {
+        return;
+    }
+    for info in &record.ranks {
+        let Some(seen) = a
+            .per_rank
+            .iter()
+            .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
+        else {
+            continue;
+        };
+        eprintln!(
+            "netcheck: rank {} (node {}, local rank {}, GPU {}): {}",
+            info.rank,
+            info.node.map_or("-".into(), |n| n.to_string()),
+            info.local_rank.map_or("-".into(), |n| n.to_string()),
+            info.gpu,
+            seen.connection_text()
+        );
+    }
 }
 
 fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {

@@ -2,6 +2,7 @@
 //!
 //! - `fabric_check`: a short libfabric ping-pong between node 0 and every other node before
 //!   NCCL starts (`netcheck run --fabric-check PROVIDER`).
+//! - `layout`: which GPU and which (real or simulated) node each rank gets.
 //! - `local`: one worker per GPU on this host (also one node of a multi-node run, the way each
 //!   Kubernetes pod uses it).
 //! - `plan`: which nodes are tested together, round by round, and what the results say about
@@ -10,5 +11,6 @@
 
 pub mod fabric_check;
 pub mod kube;
+pub mod layout;
 pub mod local;
 pub mod plan;

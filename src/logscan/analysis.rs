@@ -96,6 +96,58 @@ pub struct RankSummary {
     /// The largest `nNodes` of the communicators this rank joined (NCCL 2.20+).
     #[serde(default)]
     pub nodes: Option<u32>,
+    /// NCCL's `localRanks` and `localRank` in that communicator (2.20+): how many ranks NCCL
+    /// put on this rank's node and which one this is.
+    #[serde(default)]
+    pub local_ranks: Option<u32>,
+    #[serde(default)]
+    pub local_rank: Option<u32>,
+    /// Per connection kind, the peers it reached: which links stayed inside the node and
+    /// which crossed the network.
+    #[serde(default)]
+    pub connections: Vec<ConnectionSummary>,
+}
+
+impl RankSummary {
+    /// `NET/Socket to 2,3; P2P/CUMEM to 1`: each connection kind with the ranks it reached, so
+    /// a reader sees which links stayed in the node and which crossed the network; `-` when
+    /// the log shows no connection.
+    pub fn connection_text(&self) -> String {
+        const SHOWN: usize = 8;
+        if self.connections.is_empty() {
+            return if self.transports.is_empty() {
+                "-".to_string()
+            } else {
+                self.transports.join(", ")
+            };
+        }
+        let kinds: Vec<String> = self
+            .connections
+            .iter()
+            .map(|c| {
+                if c.peers.is_empty() {
+                    return c.transport.clone();
+                }
+                let mut peers: Vec<String> =
+                    c.peers.iter().take(SHOWN).map(u32::to_string).collect();
+                if c.peers.len() > SHOWN {
+                    peers.push(format!("+{}", c.peers.len() - SHOWN));
+                }
+                format!("{} to {}", c.transport, peers.join(","))
+            })
+            .collect();
+        kinds.join("; ")
+    }
+}
+
+/// One connection kind of one rank, e.g. `NET/Socket` to ranks 2 and 3 over 8 channel lines.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ConnectionSummary {
+    pub transport: String,
+    /// NCCL ranks at the other end (sorted; at most 64; empty when the lines don't name them).
+    pub peers: Vec<u32>,
+    /// Connection lines seen (one per channel and direction).
+    pub lines: u64,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]

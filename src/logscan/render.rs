@@ -107,7 +107,7 @@ fn rank_lines(ranks: &[RankSummary]) -> Vec<String> {
                 &r.cuda_dev.map_or("-".to_string(), |d| d.to_string()),
                 inter(r),
                 r.last_phase.as_deref().unwrap_or("-"),
-                &or_dash(&r.transports),
+                &r.connection_text(),
             ));
         }
         return lines;

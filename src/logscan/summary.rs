@@ -1,7 +1,7 @@
 //! Step 6: the `Analysis` of a job from its facts — the transport decision, the findings and
 //! the verdict, and the summary fields (versions, networks, provider, per-rank rows).
 
-use super::analysis::{ANALYSIS_SCHEMA, Analysis, RankSummary, Transport};
+use super::analysis::{ANALYSIS_SCHEMA, Analysis, ConnectionSummary, RankSummary, Transport};
 use super::facts::Facts;
 use super::rules::{self, Ctx};
 use super::transport::{self, Decision};
@@ -116,6 +116,21 @@ fn per_rank(facts: &Facts, decision: &Decision) -> Vec<RankSummary> {
                     .collect(),
                 gdr,
                 nodes: r.max_nnodes.as_ref().map(|f| f.value),
+                local_ranks: r.local_ranks,
+                local_rank: r.local_rank,
+                connections: {
+                    let mut conns: Vec<ConnectionSummary> = r
+                        .conns
+                        .iter()
+                        .map(|c| ConnectionSummary {
+                            transport: c.label.clone(),
+                            peers: c.peers.clone(),
+                            lines: c.count,
+                        })
+                        .collect();
+                    conns.sort_by(|a, b| a.transport.cmp(&b.transport));
+                    conns
+                },
             }
         })
         .collect();

@@ -184,13 +184,29 @@ static NNODES: Needle = LazyLock::new(|| memmem::Finder::new(b" nNodes "));
 /// line cut before its transport is complete (Ray's dedup does that), which says nothing.
 fn connection_or_layout(msg: &str) -> Option<Event<'_>> {
     match VIA.find(msg.as_bytes()) {
-        Some(at) => connection(&msg[at + 5..]),
+        Some(at) => connection(&msg[at + 5..], link(&msg[..at])),
         None => Some(Event::Topology),
     }
 }
 
+/// `Channel 00/0 : 3[0] -> 0[0] [receive]` / `Ring 00 : 3 -> 4 [send]` → ranks 3 and 0.
+/// CollNet lines name one rank only: no link.
+fn link(head: &str) -> Option<Link> {
+    let (_, ends) = head.split_once(" : ")?;
+    let (from, to) = ends.split_once("->")?;
+    let rank = |side: &str| {
+        let side = side.trim_start();
+        let digits = side.bytes().take_while(u8::is_ascii_digit).count();
+        parse_u32(&side.as_bytes()[..digits])
+    };
+    Some(Link {
+        from: rank(from)?,
+        to: rank(to)?,
+    })
+}
+
 /// The transport after ` via `.
-fn connection(via: &str) -> Option<Event<'_>> {
+fn connection(via: &str, link: Option<Link>) -> Option<Event<'_>> {
     let via = via.trim();
     let conn = if let Some(rest) = via.strip_prefix("NET/") {
         let (name, gdr) = net_link(rest)?;
@@ -211,7 +227,7 @@ fn connection(via: &str) -> Option<Event<'_>> {
     } else {
         return None;
     };
-    Some(Event::Connection(conn))
+    Some(Event::Connection(conn, link))
 }
 
 /// `<name>/<dev>[(<proxy>)][/GDRDMA[(PCI)]][/Shared]` → (name, GDR). The device index must be
@@ -252,6 +268,8 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     let mut nranks = None;
     let mut nnodes = None;
     let mut comm_id = None;
+    let mut local_ranks = None;
+    let mut local_rank = None;
     let mut words = Words { text: msg, pos: 0 };
     while let Some(word) = words.next() {
         let slot = match word {
@@ -259,6 +277,8 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             "rank" if rank.is_none() => &mut rank,
             "nranks" | "nRanks" if nranks.is_none() => &mut nranks,
             "nNodes" => &mut nnodes,
+            "localRanks" => &mut local_ranks,
+            "localRank" => &mut local_rank,
             "commId" => &mut comm_id,
             _ => continue,
         };
@@ -283,6 +303,8 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             rank: rank?,
             nranks: nranks?,
             nnodes: number(nnodes)?,
+            local_ranks: number(local_ranks),
+            local_rank: number(local_rank),
         },
     })
 }
@@ -339,59 +361,103 @@ mod tests {
         classify(Level::Info, msg)
     }
 
+    fn conn(msg: &str) -> Option<Conn<'_>> {
+        match info(msg)? {
+            Event::Connection(conn, _) => Some(conn),
+            _ => None,
+        }
+    }
+
+    fn link_of(msg: &str) -> Option<(u32, u32)> {
+        match info(msg)? {
+            Event::Connection(_, link) => link.map(|l| (l.from, l.to)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn connection_lines_name_both_ranks() {
+        assert_eq!(
+            link_of("Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfabric/0"),
+            Some((3, 0))
+        );
+        assert_eq!(
+            link_of("Ring 00 : 3 -> 4 [send] via NET/IB/0/GDRDMA"),
+            Some((3, 4))
+        );
+        assert_eq!(
+            link_of("Channel 01 : 2[201c0] -> 7[a01d0] via P2P/IPC/read"),
+            Some((2, 7))
+        );
+        assert_eq!(
+            link_of("Channel 00/0 : 7[7] -> 8[0] [send] via NET/IB/3(8)/GDRDMA(PCI)/Shared"),
+            Some((7, 8))
+        );
+        // CollNet lines name one rank; a mangled arrow names none.
+        assert_eq!(
+            link_of("CollNet 00/0 : 3 [send] via COLLNET/IB/0/GDRDMA"),
+            None
+        );
+        assert_eq!(link_of("Channel 00/0 : x -> 1[1] via P2P/CUMEM"), None);
+        assert_eq!(
+            conn("Channel 00/0 : x -> 1[1] via P2P/CUMEM"),
+            Some(Conn::P2p("P2P/CUMEM"))
+        );
+    }
+
     #[test]
     fn connection_lines_of_every_era() {
-        let net = |name, gdr| Some(Event::Connection(Conn::Net { name, gdr }));
+        let net = |name, gdr| Some(Conn::Net { name, gdr });
         assert_eq!(
-            info("Ring 00 : 3 -> 4 [send] via NET/IB/0/GDRDMA"),
+            conn("Ring 00 : 3 -> 4 [send] via NET/IB/0/GDRDMA"),
             net("IB", true)
         );
         assert_eq!(
-            info("Channel 00 : 1[101d0] -> 8[101c0] [send] via NET/AWS Libfabric/0/GDRDMA"),
+            conn("Channel 00 : 1[101d0] -> 8[101c0] [send] via NET/AWS Libfabric/0/GDRDMA"),
             net("AWS Libfabric", true)
         );
         assert_eq!(
-            info("Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfabric/0"),
+            conn("Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfabric/0"),
             net("Libfabric", false)
         );
         assert_eq!(
-            info("Channel 00/0 : 7[7] -> 8[0] [send] via NET/IB/3(8)/GDRDMA(PCI)/Shared"),
+            conn("Channel 00/0 : 7[7] -> 8[0] [send] via NET/IB/3(8)/GDRDMA(PCI)/Shared"),
             net("IB", true)
         );
         assert_eq!(
-            info("Channel 01/0 : 0[0] -> 1[1] [send] via NET/Socket/0"),
+            conn("Channel 01/0 : 0[0] -> 1[1] [send] via NET/Socket/0"),
             net("Socket", false)
         );
         assert_eq!(
-            info("Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer"),
-            Some(Event::Connection(Conn::P2p("P2P/direct pointer")))
+            conn("Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer"),
+            Some(Conn::P2p("P2P/direct pointer"))
         );
         assert_eq!(
-            info("Channel 00/0 : 3[3] -> 0[0] via P2P/CUMEM/read"),
-            Some(Event::Connection(Conn::P2p("P2P/CUMEM")))
+            conn("Channel 00/0 : 3[3] -> 0[0] via P2P/CUMEM/read"),
+            Some(Conn::P2p("P2P/CUMEM"))
         );
         assert_eq!(
-            info("Channel 01 : 2[201c0] -> 7[a01d0] via P2P/IPC/read"),
-            Some(Event::Connection(Conn::P2p("P2P/IPC")))
+            conn("Channel 01 : 2[201c0] -> 7[a01d0] via P2P/IPC/read"),
+            Some(Conn::P2p("P2P/IPC"))
         );
         assert_eq!(
-            info("Channel 00 : 0[0] -> 1[1] via SHM/direct/direct"),
-            Some(Event::Connection(Conn::Shm))
+            conn("Channel 00 : 0[0] -> 1[1] via SHM/direct/direct"),
+            Some(Conn::Shm)
         );
         assert_eq!(
-            info("Ring 00 : 0[0] -> 1[1] via direct shared memory"),
-            Some(Event::Connection(Conn::Shm))
+            conn("Ring 00 : 0[0] -> 1[1] via direct shared memory"),
+            Some(Conn::Shm)
         );
         assert_eq!(
-            info("CollNet 00/0 : 3 [send] via COLLNET/IB/0/GDRDMA"),
-            Some(Event::Connection(Conn::CollNet {
+            conn("CollNet 00/0 : 3 [send] via COLLNET/IB/0/GDRDMA"),
+            Some(Conn::CollNet {
                 name: "IB",
                 gdr: true
-            }))
+            })
         );
         assert_eq!(
-            info("Channel 00/0 : 0[0] -> 4[0] via P2P/MNNVL"),
-            Some(Event::Connection(Conn::Mnnvl))
+            conn("Channel 00/0 : 0[0] -> 4[0] via P2P/MNNVL"),
+            Some(Conn::Mnnvl)
         );
     }
 
@@ -460,7 +526,9 @@ mod tests {
                 comm: "0x36680cd0",
                 rank: 0,
                 nranks: 2,
-                nnodes: 2
+                nnodes: 2,
+                local_ranks: Some(1),
+                local_rank: Some(0),
             })
         );
         let start = info(

@@ -53,16 +53,20 @@ pub enum EventOf<S> {
         var: S,
         value: S,
     },
-    /// A per-connection line (§5): the authoritative transport evidence.
-    Connection(ConnOf<S>),
+    /// A per-connection line (§5): the authoritative transport evidence, with the two NCCL
+    /// ranks it joins when the line names them (`3[0] -> 0[0]`).
+    Connection(ConnOf<S>, Option<Link>),
     /// `NVLS comm 0x...`: this communicator uses NVLink SHARP.
     Nvls,
-    /// `comm 0x... rank R nRanks N nNodes K localRanks L ...` (2.20+, §6).
+    /// `comm 0x... rank R nRanks N nNodes K localRanks L localRank l ...` (2.20+, §6).
     CommNodes {
         comm: S,
         rank: u32,
         nranks: u32,
         nnodes: u32,
+        /// Ranks on this rank's node, and its index among them (NCCL's view of the layout).
+        local_ranks: Option<u32>,
+        local_rank: Option<u32>,
     },
     InitStart(InitLineOf<S>),
     InitComplete(InitLineOf<S>),
@@ -108,6 +112,13 @@ pub enum OfiEventOf<S> {
     GdrOff,
     /// Runtime text that only an EFA endpoint produces (`fi_addr_efa`, `EFA device`).
     EfaRuntime,
+}
+
+/// The NCCL ranks at the two ends of a connection line, as printed (`from -> to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    pub from: u32,
+    pub to: u32,
 }
 
 /// What a per-connection line says carried the link (§5).
@@ -162,18 +173,22 @@ impl<S> EventOf<S> {
                 var: f(var),
                 value: f(value),
             },
-            Connection(conn) => Connection(conn.map(f)),
+            Connection(conn, link) => Connection(conn.map(f), link),
             Nvls => Nvls,
             CommNodes {
                 comm,
                 rank,
                 nranks,
                 nnodes,
+                local_ranks,
+                local_rank,
             } => CommNodes {
                 comm: f(comm),
                 rank,
                 nranks,
                 nnodes,
+                local_ranks,
+                local_rank,
             },
             InitStart(init) => InitStart(init.map(f)),
             InitComplete(init) => InitComplete(init.map(f)),

@@ -13,7 +13,7 @@ pub use model::*;
 use std::collections::HashMap;
 
 use super::analysis::Evidence;
-use super::event::{Conn, Event, InitLine, OfiEvent};
+use super::event::{Conn, Event, InitLine, Link, OfiEvent};
 
 /// Records a fact the first time only; `value` is built only then (no allocation on the
 /// thousands of repeats).
@@ -204,13 +204,14 @@ impl Facts {
                     p.env.push((var.to_string(), fact));
                 }
             }
-            Event::Connection(conn) => self.add_connection(rank, conn, seen),
+            Event::Connection(conn, link) => self.add_connection(rank, conn, link, seen),
             Event::Nvls => {
                 let conn = ConnSeen {
                     label: "NVLS".into(),
                     network: None,
                     gdr: false,
                     count: 0,
+                    peers: vec![],
                     evidence: seen.evidence(),
                 };
                 add_conn(&mut self.ranks[rank], conn, &mut self.capped);
@@ -219,6 +220,8 @@ impl Facts {
                 rank: number,
                 nranks,
                 nnodes,
+                local_ranks,
+                local_rank,
                 ..
             } => {
                 let r = &mut self.ranks[rank];
@@ -228,6 +231,8 @@ impl Facts {
                 if nranks >= r.world.max(1) {
                     r.world = nranks;
                     r.rank = Some(number);
+                    r.local_ranks = local_ranks;
+                    r.local_rank = local_rank;
                 }
                 if nranks > 1 && r.max_nnodes.as_ref().is_none_or(|f| nnodes > f.value) {
                     r.max_nnodes = Some(Fact {
@@ -284,8 +289,15 @@ impl Facts {
         }
     }
 
-    fn add_connection(&mut self, rank: usize, conn: Conn, seen: &Seen) {
+    fn add_connection(&mut self, rank: usize, conn: Conn, link: Option<Link>, seen: &Seen) {
         let r = &mut self.ranks[rank];
+        // The other end, when the line names this rank at one end (lines of a smaller
+        // communicator use other numbers and may name neither).
+        let peer = link.and_then(|l| match r.rank {
+            Some(me) if l.from == me && l.to != me => Some(l.to),
+            Some(me) if l.to == me && l.from != me => Some(l.from),
+            _ => None,
+        });
         let (label, network, gdr) = match conn {
             Conn::P2p(kind) => (kind, None, false),
             Conn::Shm => ("SHM", None, false),
@@ -301,6 +313,9 @@ impl Facts {
         if let Some(known) = known {
             known.count += 1;
             known.gdr |= gdr;
+            if let Some(peer) = peer {
+                add_peer(&mut known.peers, peer);
+            }
             return;
         }
         let label = match network {
@@ -312,6 +327,7 @@ impl Facts {
             network: network.map(str::to_string),
             gdr,
             count: 1,
+            peers: peer.into_iter().collect(),
             evidence: seen.evidence(),
         };
         add_conn(r, conn, &mut self.capped);
@@ -419,6 +435,15 @@ fn add_conn(rank: &mut Rank, conn: ConnSeen, capped: &mut bool) {
     }
 }
 
+/// Keeps `peers` sorted and bounded.
+fn add_peer(peers: &mut Vec<u32>, peer: u32) {
+    if let Err(at) = peers.binary_search(&peer)
+        && peers.len() < MAX_PEERS
+    {
+        peers.insert(at, peer);
+    }
+}
+
 fn push_failure(p: &mut Process, failure: PluginFailure, seen: &Seen) {
     p.net_init_seen = true;
     if p.plugin_failures.len() < MAX_EVIDENCE {
@@ -441,7 +466,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::Ofi(OfiEvent::PluginVersion(_) | OfiEvent::Provider { .. }) => Phase::NetInit,
         Event::InitStart(_) => Phase::InitStart,
         Event::CommNodes { .. } | Event::Topology => Phase::Topology,
-        Event::Connection(_) => Phase::Connecting,
+        Event::Connection(..) => Phase::Connecting,
         Event::InitComplete(_) => Phase::InitComplete,
         Event::Connected { .. } => Phase::Connected,
         Event::Destroyed => Phase::Destroyed,

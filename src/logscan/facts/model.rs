@@ -11,6 +11,7 @@ pub const MAX_PROCESSES: usize = 16_384;
 pub const MAX_RANKS: usize = 16_384;
 pub const MAX_EVIDENCE: usize = 5;
 pub(super) const MAX_CONNECTION_KINDS: usize = 16;
+pub(super) const MAX_PEERS: usize = 64;
 pub(super) const MAX_OPEN_INITS: usize = 64;
 pub(super) const MAX_COMM_GROUPS: usize = 4_096;
 pub(super) const MAX_RANKS_PER_GROUP: usize = 1_024;
@@ -206,6 +207,8 @@ pub struct ConnSeen {
     pub network: Option<String>,
     pub gdr: bool,
     pub count: u64,
+    /// The NCCL ranks at the other end, sorted (at most `MAX_PEERS`).
+    pub peers: Vec<u32>,
     pub evidence: Evidence,
 }
 
@@ -265,6 +268,9 @@ pub struct Rank {
     pub network: Option<Fact<String>>,
     pub conns: Vec<ConnSeen>,
     pub max_nnodes: Option<Fact<u32>>,
+    /// NCCL's `localRanks` / `localRank` in the largest communicator: its view of the layout.
+    pub local_ranks: Option<u32>,
+    pub local_rank: Option<u32>,
     /// Joined a communicator with more than one rank.
     pub multi_rank_comm: bool,
     pub phase: Phase,
