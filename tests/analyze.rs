@@ -132,11 +132,53 @@ fn facts_of_the_real_fake_hosts_log() {
 }
 
 #[test]
+fn two_simulated_nodes_of_two_gpus_mix_p2p_and_network_links() {
+    // `netcheck run --simulate-nodes 2 --gpus-per-node 2`: four rank logs, two per node.
+    let paths: Vec<_> = (0..4)
+        .map(|r| fixture(&format!("logs/h200/sim-2x2/rank-{r}.log")))
+        .collect();
+    let a = analyze_paths(&paths, &Options { expect: None }).unwrap();
+    assert_eq!((a.nodes, a.ranks), (Some(2), Some(4)));
+    assert_eq!(a.inter_node_transport, Transport::Socket);
+    assert!(has(&a, "simulated-nodes"));
+    let seen: Vec<_> = a
+        .per_rank
+        .iter()
+        .map(|r| (r.rank, r.local_rank, r.local_ranks, r.connection_text()))
+        .collect();
+    // Global rank = node × 2 + local rank; P2P lines are printed by the sender only.
+    assert_eq!(
+        seen,
+        [
+            (
+                Some(0),
+                Some(0),
+                Some(2),
+                "NET/Socket with 3; P2P/CUMEM with 1".to_string()
+            ),
+            (Some(1), Some(1), Some(2), "NET/Socket with 2".to_string()),
+            (
+                Some(2),
+                Some(0),
+                Some(2),
+                "NET/Socket with 1; P2P/CUMEM with 3".to_string()
+            ),
+            (Some(3), Some(1), Some(2), "NET/Socket with 0".to_string()),
+        ]
+    );
+    for r in &a.per_rank {
+        assert_eq!(r.inter_node_transport, Some(Transport::Socket));
+        // Two channels, and NET lines on both ends: 2 lines per kind here.
+        assert!(r.connections.iter().all(|c| c.lines == 2), "{r:?}");
+    }
+}
+
+#[test]
 fn nvlink_ranks_share_one_node_and_reach_each_other_over_p2p() {
     let a = analyze("h200/nvlink.log");
     for (i, r) in a.per_rank.iter().enumerate() {
         assert_eq!((r.local_rank, r.local_ranks), (Some(i as u32), Some(2)));
-        assert_eq!(r.connection_text(), format!("P2P/CUMEM to {}", 1 - i));
+        assert_eq!(r.connection_text(), format!("P2P/CUMEM with {}", 1 - i));
     }
 }
 

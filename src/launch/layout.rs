@@ -133,6 +133,11 @@ impl Layout {
         }
     }
 
+    /// Whether several ranks use one GPU (simulated nodes of `--gpus-per-node`).
+    pub fn shares_gpus(&self) -> bool {
+        matches!(self.kind, Kind::Shared { .. })
+    }
+
     /// Ranks on the node of `rank`.
     pub fn ranks_on_node_of(&self, rank: u32) -> u32 {
         let node = self.place(rank).node;
@@ -211,6 +216,12 @@ mod tests {
         );
         assert_eq!(l.world, 4);
         assert_eq!(l.simulated_nodes(), Some(2));
+        assert!(l.shares_gpus());
+        assert!(
+            !Layout::new(2, None, Some(2), None, 1, 0)
+                .unwrap()
+                .shares_gpus()
+        );
     }
 
     #[test]

@@ -115,6 +115,11 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         library_path: Some(lib.path.display().to_string()),
     });
     let sweep_json = serde_json::to_string(&opts.config.sweep).expect("sweeps serialize");
+    if layout.shares_gpus() {
+        eprintln!(
+            "netcheck: warning: the simulated nodes share GPUs: ranks on one GPU take turns (CUDA time-slices their contexts), so times carry milliseconds of switching; this layout checks transports and rank placement, not speed"
+        );
+    }
     if world == 1 {
         eprintln!(
             "netcheck: warning: 1 rank: NCCL moves no data between GPUs; bus bandwidth is 0 by definition"
@@ -417,7 +422,14 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     verdict.extend(disagreements);
     record.save(&results_path)?;
     if nodes_expected > 1 {
-        print_rank_connections(&record, layout_checked.then_some(nodes_expected));
+        let links = links(&record);
+        verdict.extend(misrouted_links(&links, &layout));
+        print_layout(
+            &record,
+            &links,
+            &layout,
+            layout_checked.then_some(nodes_expected),
+        );
     }
     summarize(&record, &verdict, &results_path);
     if opts.print_record {
@@ -672,21 +684,14 @@ fn layout_disagreements(record: &RunRecord, layout: &Layout, nodes_expected: u32
     out
 }
 
-/// Per rank of a multi-node (or simulated) run: its place and which peers each connection
-/// kind reached, e.g. `rank 2 (node 1, local rank 0, GPU 0): NET/Socket to 1; P2P/CUMEM to 3`.
-fn print_rank_connections(record: &RunRecord, layout_agrees: Option<u32>) {
-    const LISTED: usize = 16;
+/// The links between ranks that the logs show, each with the transports that carried it.
+/// Both ends count: NCCL prints P2P and SHM lines on the sending side only, so a rank that
+/// only receives over NVLink has no P2P line of its own.
+fn links(record: &RunRecord) -> BTreeMap<(u32, u32), Vec<String>> {
+    let mut links: BTreeMap<(u32, u32), Vec<String>> = BTreeMap::new();
     let Some(a) = &record.analysis else {
-        return;
+        return links;
     };
-    if let Some(nodes) = layout_agrees {
-        eprintln!(
-            "netcheck: layout: NCCL sees the {nodes} nodes as launched (rank = node × ranks per node + local rank)"
-        );
-    }
-    if record.ranks.len() > LISTED {
-        return;
-    }
     for info in &record.ranks {
         let Some(seen) = a
             .per_rank
@@ -695,13 +700,113 @@ fn print_rank_connections(record: &RunRecord, layout_agrees: Option<u32>) {
         else {
             continue;
         };
+        for conn in &seen.connections {
+            for &peer in &conn.peers {
+                let key = (info.rank.min(peer), info.rank.max(peer));
+                let kinds = links.entry(key).or_default();
+                if !kinds.contains(&conn.transport) {
+                    kinds.push(conn.transport.clone());
+                    kinds.sort();
+                }
+            }
+        }
+    }
+    links
+}
+
+/// Links that crossed the network between ranks of one node, or stayed off it between
+/// nodes: either way NCCL did not route the job the way it was launched.
+fn misrouted_links(links: &BTreeMap<(u32, u32), Vec<String>>, layout: &Layout) -> Vec<String> {
+    let mut wrong = vec![];
+    for ((a, b), kinds) in links {
+        let (node_a, node_b) = (layout.place(*a).node, layout.place(*b).node);
+        for kind in kinds {
+            let network = kind.starts_with("NET/") || kind.starts_with("COLLNET/");
+            if node_a == node_b && network {
+                wrong.push(format!(
+                    "ranks {a} and {b} share node {node_a} but NCCL connected them over {kind} (P2P and SHM disabled or unusable?) [layout]"
+                ));
+            } else if node_a != node_b && !network && kind != "P2P/MNNVL" {
+                wrong.push(format!(
+                    "ranks {a} (node {node_a}) and {b} (node {node_b}) were connected over {kind}: NCCL does not see the nodes as launched [layout]"
+                ));
+            }
+        }
+    }
+    wrong
+}
+
+/// Per rank of a multi-node (or simulated) run: its place and how it reached each peer, then
+/// the links grouped by inside/between nodes, e.g. `inter-node links over NET/Socket: 0-3, 1-2`.
+fn print_layout(
+    record: &RunRecord,
+    links: &BTreeMap<(u32, u32), Vec<String>>,
+    layout: &Layout,
+    layout_agrees: Option<u32>,
+) {
+    const LISTED: usize = 16;
+    const SHOWN: usize = 8;
+    if let Some(nodes) = layout_agrees {
         eprintln!(
-            "netcheck: rank {} (node {}, local rank {}, GPU {}): {}",
-            info.rank,
-            info.node.map_or("-".into(), |n| n.to_string()),
-            info.local_rank.map_or("-".into(), |n| n.to_string()),
-            info.gpu,
-            seen.connection_text()
+            "netcheck: layout: NCCL sees the {nodes} nodes as launched (rank = node × ranks per node + local rank)"
+        );
+    }
+    if record.ranks.len() <= LISTED {
+        for info in &record.ranks {
+            let mut by_kind: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+            for ((a, b), kinds) in links {
+                let peer = match info.rank {
+                    r if r == *a => *b,
+                    r if r == *b => *a,
+                    _ => continue,
+                };
+                for kind in kinds {
+                    by_kind.entry(kind).or_default().push(peer.to_string());
+                }
+            }
+            let text: Vec<String> = by_kind
+                .iter()
+                .map(|(kind, peers)| format!("{kind} with {}", peers.join(",")))
+                .collect();
+            eprintln!(
+                "netcheck: rank {} (node {}, local rank {}, GPU {}): {}",
+                info.rank,
+                info.node.map_or("-".into(), |n| n.to_string()),
+                info.local_rank.map_or("-".into(), |n| n.to_string()),
+                info.gpu,
+                if text.is_empty() {
+                    "no connection lines".to_string()
+                } else {
+                    text.join("; ")
+                }
+            );
+        }
+    }
+    let mut groups: BTreeMap<(bool, &str), Vec<String>> = BTreeMap::new();
+    for ((a, b), kinds) in links {
+        let same_node = layout.place(*a).node == layout.place(*b).node;
+        for kind in kinds {
+            groups
+                .entry((same_node, kind))
+                .or_default()
+                .push(format!("{a}-{b}"));
+        }
+    }
+    for ((same_node, kind), pairs) in &groups {
+        let more = pairs.len().saturating_sub(SHOWN);
+        eprintln!(
+            "netcheck: {} links over {kind}: {}{}",
+            if *same_node {
+                "intra-node"
+            } else {
+                "inter-node"
+            },
+            pairs[..pairs.len().min(SHOWN)].join(", "),
+            if more > 0 {
+                format!(" (+{more})")
+            } else {
+                String::new()
+            }
         );
     }
 }
@@ -874,6 +979,87 @@ mod tests {
                 .iter()
                 .any(|r| r.contains("expected inter-node transport `efa`, NCCL used `socket`")),
             "{reasons:?}"
+        );
+    }
+
+    /// The real 2 simulated nodes × 2 GPUs run (`tests/fixtures/logs/h200/sim-2x2`) with the
+    /// ranks as `layout` placed them.
+    fn sim_2x2_record(layout: &Layout) -> RunRecord {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+        let fixtures =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs/h200/sim-2x2");
+        for rank in 0..4 {
+            let name = format!("rank-{rank}.log");
+            std::fs::copy(fixtures.join(&name), dir.path().join("logs").join(&name)).unwrap();
+        }
+        let mut record = RunRecord::new("run");
+        record.analysis = analyse_logs(dir.path(), &BenchConfig::embedded_default());
+        let pids = [783, 789, 792, 795];
+        for (rank, pid) in pids.into_iter().enumerate() {
+            let place = layout.place(rank as u32);
+            record.ranks.push(RankInfo {
+                rank: rank as u32,
+                host: "vm".into(),
+                gpu: place.gpu,
+                pid: Some(pid),
+                log: None,
+                node: Some(place.node),
+                local_rank: Some(place.local_rank),
+            });
+        }
+        record
+    }
+
+    #[test]
+    fn the_2x2_run_is_routed_as_launched() {
+        let layout = Layout::new(2, None, Some(2), Some(2), 1, 0).unwrap();
+        let record = sim_2x2_record(&layout);
+        assert_eq!(
+            layout_disagreements(&record, &layout, 2),
+            Vec::<String>::new()
+        );
+        let links = links(&record);
+        // NCCL prints P2P lines on the sender only: the receiving end still gets the link.
+        let expected: BTreeMap<(u32, u32), Vec<String>> = [
+            ((0, 1), "P2P/CUMEM"),
+            ((0, 3), "NET/Socket"),
+            ((1, 2), "NET/Socket"),
+            ((2, 3), "P2P/CUMEM"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, vec![v.to_string()]))
+        .collect();
+        assert_eq!(links, expected);
+        assert_eq!(misrouted_links(&links, &layout), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_layout_nccl_did_not_follow_is_named() {
+        // Had the launcher meant 4 nodes of one rank, NCCL's 2 × 2 and its P2P links disagree.
+        let meant = Layout::new(4, None, Some(4), None, 1, 0).unwrap();
+        let record = sim_2x2_record(&meant);
+        let disagreements = layout_disagreements(&record, &meant, 4);
+        assert!(disagreements[0].contains("NCCL counted 2 node(s), the launcher made 4"));
+        assert!(
+            disagreements
+                .iter()
+                .any(|d| d.contains("NCCL placed rank 1 as local rank 1 of 2"))
+        );
+        let misrouted = misrouted_links(&links(&record), &meant);
+        assert!(
+            misrouted.iter().any(
+                |m| m.contains("ranks 0 (node 0) and 1 (node 1) were connected over P2P/CUMEM")
+            ),
+            "{misrouted:?}"
+        );
+        // Had it meant one node of 4, the NET links are the complaint.
+        let one_node = Layout::new(4, None, None, None, 1, 0).unwrap();
+        let misrouted = misrouted_links(&links(&record), &one_node);
+        assert!(
+            misrouted.iter().any(|m| m
+                .contains("ranks 0 and 3 share node 0 but NCCL connected them over NET/Socket")),
+            "{misrouted:?}"
         );
     }
 

@@ -109,7 +109,7 @@ pub struct RankSummary {
 }
 
 impl RankSummary {
-    /// `NET/Socket to 2,3; P2P/CUMEM to 1`: each connection kind with the ranks it reached, so
+    /// `NET/Socket with 2,3; P2P/CUMEM with 1`: each connection kind with the ranks it reached, so
     /// a reader sees which links stayed in the node and which crossed the network; `-` when
     /// the log shows no connection.
     pub fn connection_text(&self) -> String {
@@ -133,7 +133,7 @@ impl RankSummary {
                 if c.peers.len() > SHOWN {
                     peers.push(format!("+{}", c.peers.len() - SHOWN));
                 }
-                format!("{} to {}", c.transport, peers.join(","))
+                format!("{} with {}", c.transport, peers.join(","))
             })
             .collect();
         kinds.join("; ")
