@@ -149,9 +149,7 @@ impl Layout {
     /// `2 simulated nodes × 2 ranks, sharing 2 GPUs` and the like, for the start-up line.
     pub fn describe(&self, nnodes: u32) -> String {
         match self.kind {
-            Kind::Real { per_node } => {
-                format!("{} rank(s) on {nnodes} node(s) of {per_node}", self.world)
-            }
+            Kind::Real { .. } => format!("{} rank(s) on {nnodes} node(s)", self.world),
             Kind::Split { nodes } => format!(
                 "{} rank(s) on {nodes} simulated nodes (NCCL_HOSTID)",
                 self.world
