@@ -73,6 +73,72 @@ pub struct WorkerOptions {
     /// With `rendezvous_only`: stay joined this long between two barriers (tests kill a rank
     /// meanwhile to check that the others notice).
     pub hold: Duration,
+    /// Rank 0 in a process of several ranks: where to tell the others its port.
+    pub listening: Option<std::sync::mpsc::Sender<u16>>,
+    /// Send this process's NCCL log to rank 0 (only the first rank of a process does: the
+    /// others' lines are in the same file).
+    pub share_log: bool,
+}
+
+/// Several ranks in this one process, one thread each (`netcheck run --one-process`, as
+/// nccl-tests' `-g N` does): NCCL then connects them with `P2P/direct pointer` instead of the
+/// cross-process `P2P/CUMEM`. `first` is the lowest rank's options; rank `first.rank + i` runs
+/// on GPU `first.local_gpu + i`. When this process hosts rank 0, the others join at the port
+/// it actually bound.
+pub fn run_threads(first: WorkerOptions, ranks: u32) -> Result<Outcome> {
+    if ranks <= 1 {
+        return run(first);
+    }
+    let options = |i: u32, rendezvous: String| WorkerOptions {
+        rank: first.rank + i,
+        world_size: first.world_size,
+        local_gpu: first.local_gpu + i,
+        rendezvous,
+        out: first.out.clone(),
+        sweep: first.sweep.clone(),
+        timeout: first.timeout,
+        rendezvous_only: first.rendezvous_only,
+        hold: first.hold,
+        listening: None,
+        share_log: i == 0,
+    };
+    let mut threads = vec![];
+    let rendezvous = if first.rank == 0 {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut zero = options(0, first.rendezvous.clone());
+        zero.listening = Some(tx);
+        threads.push(std::thread::spawn(move || run(zero)));
+        match rx.recv_timeout(first.timeout) {
+            Ok(port) => format!("127.0.0.1:{port}"),
+            // Rank 0 failed before listening and said why; its error is the result.
+            Err(_) => {
+                return threads
+                    .pop()
+                    .expect("rank 0")
+                    .join()
+                    .expect("rank 0 thread");
+            }
+        }
+    } else {
+        first.rendezvous.clone()
+    };
+    let start = if first.rank == 0 { 1 } else { 0 };
+    for i in start..ranks {
+        let opts = options(i, rendezvous.clone());
+        threads.push(std::thread::spawn(move || run(opts)));
+    }
+    // Every rank's result; the first error (by rank) is the process's.
+    let results: Vec<Result<Outcome>> = threads
+        .into_iter()
+        .map(|t| {
+            t.join()
+                .unwrap_or_else(|_| Err(Error::infra("a rank thread panicked")))
+        })
+        .collect();
+    results
+        .into_iter()
+        .find(|r| r.is_err())
+        .unwrap_or(Ok(Outcome::Pass))
 }
 
 pub fn emit(event: &Event) {
@@ -148,6 +214,9 @@ pub fn run(opts: WorkerOptions) -> Result<Outcome> {
         emit(&Event::Listening {
             port: server.local_addr().port(),
         });
+        if let Some(tx) = &opts.listening {
+            let _ = tx.send(server.local_addr().port());
+        }
         server
             .wait_joined(join_deadline)
             .map_err(|e| rdzv_fail(&fail, "rendezvous", e))?;
@@ -280,7 +349,7 @@ fn finish(
     opts: &WorkerOptions,
     fail: &dyn Fn(&str, ErrorKind, String) -> Error,
 ) -> Result<()> {
-    let log_text = (opts.rank != 0).then(own_log).flatten();
+    let log_text = (opts.rank != 0 && opts.share_log).then(own_log).flatten();
     let data = serde_json::json!({ "report": me, "log": log_text });
     let deadline = Instant::now() + opts.timeout;
     let gathered = group

@@ -160,3 +160,38 @@ fn an_oversized_frame_is_refused_and_the_run_goes_on() {
     let (c0, _, err0) = finish(r0);
     assert_eq!(c0, 0, "{err0}");
 }
+
+#[test]
+fn ranks_may_share_one_process_as_threads() {
+    // Ranks 0 and 1 as threads of one worker (`run --one-process`), rank 2 in its own process.
+    let mut both = worker(0, 3, "127.0.0.1:0", "thr34d", &["--ranks", "2"]);
+    let (port, mut out) = listening_port(&mut both);
+    let r2 = worker(2, 3, &format!("127.0.0.1:{port}"), "thr34d", &[]);
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let status = both.wait().unwrap();
+    assert!(status.success(), "{rest}");
+    let done = rest
+        .lines()
+        .filter_map(|l| l.strip_prefix("NETCHECK_EVENT "))
+        .map(|j| serde_json::from_str::<serde_json::Value>(j).unwrap())
+        .find(|v| v["event"] == "done")
+        .expect("rank 0 announced the gathered reports");
+    let mut ranks: Vec<u64> = done["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    ranks.sort();
+    assert_eq!(ranks, [0, 1, 2]);
+    let (code, _, err) = finish(r2);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_process_cannot_host_ranks_beyond_the_world() {
+    let (code, _, err) = finish(worker(1, 2, "127.0.0.1:1", "t", &["--ranks", "2"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("outside world size 2"), "{err}");
+}

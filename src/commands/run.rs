@@ -49,6 +49,12 @@ pub struct Args {
         conflicts_with = "gpus"
     )]
     pub gpus_per_node: Option<u32>,
+    /// Run this host's ranks as threads of one worker process, the way nccl-tests' `-g N`
+    /// does, instead of one process per GPU (what training jobs do). NCCL then links the GPUs
+    /// with P2P/direct pointer instead of P2P/CUMEM: for comparing with nccl-tests'
+    /// single-process numbers. A failing rank takes the others of its process with it.
+    #[arg(long, conflicts_with = "simulate_nodes")]
+    pub one_process: bool,
     /// The inter-node transport that must carry traffic; anything else fails (exit 1).
     #[arg(long, value_name = "TRANSPORT",
           value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
@@ -113,6 +119,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         ));
     }
     let multi_node = args.nnodes > 1;
+    if multi_node && args.one_process {
+        return Err(Error::usage(
+            "--one-process runs on one host; for several nodes leave it out (one process per GPU)",
+        ));
+    }
     if multi_node && args.simulate_nodes.is_some() {
         return Err(Error::usage(
             "--simulate-nodes splits one host; it cannot be combined with --nnodes",
@@ -133,6 +144,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         gpus: args.gpus,
         simulate_nodes: args.simulate_nodes,
         gpus_per_node: args.gpus_per_node,
+        one_process: args.one_process,
         nnodes: args.nnodes,
         node_rank: args.node_rank,
         rendezvous: args.rendezvous,

@@ -1,4 +1,4 @@
-//! `netcheck worker` (hidden): one rank, started by a launcher (`run`, or a pod from `launch`).
+//! `netcheck worker` (hidden): one rank (or, with --ranks, several as threads), started by a launcher (`run`, or a pod from `launch`).
 //! Not for direct use: the launcher passes the sweep and sets the environment.
 
 use std::path::PathBuf;
@@ -8,9 +8,13 @@ use crate::error::{Error, Outcome, Result};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// This worker's global rank.
+    /// This worker's global rank (with --ranks: the first of them).
     #[arg(long)]
     pub rank: u32,
+    /// Run this many consecutive ranks as threads of this process, rank + i on GPU
+    /// local-gpu + i (`netcheck run --one-process`).
+    #[arg(long, default_value_t = 1)]
+    pub ranks: u32,
     /// Total number of ranks.
     #[arg(long)]
     pub world_size: u32,
@@ -38,16 +42,21 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    if args.world_size == 0 || args.rank >= args.world_size {
+    if args.world_size == 0
+        || args.ranks == 0
+        || u64::from(args.rank) + u64::from(args.ranks) > u64::from(args.world_size)
+    {
         return Err(Error::usage(format!(
-            "rank {} is outside world size {}",
-            args.rank, args.world_size
+            "ranks {}..{} are outside world size {}",
+            args.rank,
+            u64::from(args.rank) + u64::from(args.ranks),
+            args.world_size
         )));
     }
     let sweep: Sweep = serde_json::from_str(&args.sweep)
         .map_err(|e| Error::bad_input("--sweep", e.to_string()))?;
     let timeout = parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
-    crate::worker::run(crate::worker::WorkerOptions {
+    let first = crate::worker::WorkerOptions {
         rank: args.rank,
         world_size: args.world_size,
         local_gpu: args.local_gpu,
@@ -60,5 +69,8 @@ pub fn run(args: Args) -> Result<Outcome> {
             "0" | "0s" => std::time::Duration::ZERO,
             h => parse_duration(h).map_err(|m| Error::bad_input("--hold", m))?,
         },
-    })
+        listening: None,
+        share_log: true,
+    };
+    crate::worker::run_threads(first, args.ranks)
 }

@@ -34,6 +34,8 @@ pub struct LocalOptions {
     pub simulate_nodes: Option<u32>,
     /// Ranks per simulated node (they share this host's GPUs when needed).
     pub gpus_per_node: Option<u32>,
+    /// All ranks of this host as threads of one worker process (nccl-tests' `-g N` layout).
+    pub one_process: bool,
     pub nnodes: u32,
     pub node_rank: u32,
     /// Rank 0's `HOST:PORT` for multi-node runs.
@@ -147,6 +149,8 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     }
 
     let (tx, rx) = mpsc::channel::<Msg>();
+    // Ranks per worker process: one, or all of this host's (--one-process).
+    let per_process = if opts.one_process { layout.local } else { 1 };
     let spawn = |rank: u32, local_gpu: u32, rdzv: &str| -> Result<Child> {
         let mut cmd = Command::new(
             std::env::current_exe()
@@ -158,6 +162,8 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             &rank.to_string(),
             "--world-size",
             &world.to_string(),
+            "--ranks",
+            &per_process.to_string(),
         ])
         .args(["--local-gpu", &local_gpu.to_string(), "--rendezvous", rdzv])
         .arg("--out")
@@ -180,7 +186,11 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             cmd.env("NCCL_DEBUG", "INFO");
         }
         if std::env::var_os("NCCL_DEBUG_FILE").is_none() {
-            cmd.env("NCCL_DEBUG_FILE", logs.join(format!("rank-{rank}.log")));
+            let name = match per_process {
+                1 => format!("rank-{rank}.log"),
+                n => format!("ranks-{rank}-{}.log", rank + n - 1),
+            };
+            cmd.env("NCCL_DEBUG_FILE", logs.join(name));
         }
         if layout.simulated_nodes().is_some() {
             cmd.env(
@@ -264,7 +274,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             .clone()
             .ok_or_else(|| Error::usage("--node-rank > 0 needs --rendezvous HOST:PORT of node 0"))?
     };
-    for place in layout.here() {
+    for place in layout.here().step_by(per_process as usize) {
         if place.rank != 0 {
             children.insert(place.rank, spawn(place.rank, place.gpu, &rdzv_for_others)?);
         }
