@@ -192,16 +192,20 @@ fn connection_or_layout(msg: &str) -> Option<Event<'_>> {
 /// `Channel 00/0 : 3[0] -> 0[0] [receive]` / `Ring 00 : 3 -> 4 [send]` → ranks 3 and 0.
 /// CollNet lines name one rank only: no link.
 fn link(head: &str) -> Option<Link> {
-    let (_, ends) = head.split_once(" : ")?;
-    let (from, to) = ends.split_once("->")?;
-    let rank = |side: &str| {
-        let side = side.trim_start();
-        let digits = side.bytes().take_while(u8::is_ascii_digit).count();
-        parse_u32(&side.as_bytes()[..digits])
+    // Byte scans, not substring searches: this runs on every connection line, and the text
+    // before ` via ` is a few dozen bytes.
+    let bytes = head.as_bytes();
+    let colon = memchr::memchr(b':', bytes)?;
+    let rest = &bytes[colon + 1..];
+    let arrow = memchr::memchr(b'>', rest).filter(|&at| at > 0 && rest[at - 1] == b'-')?;
+    let rank = |side: &[u8]| {
+        let side = &side[side.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+        let digits = side.iter().take_while(|b| b.is_ascii_digit()).count();
+        parse_u32(&side[..digits])
     };
     Some(Link {
-        from: rank(from)?,
-        to: rank(to)?,
+        from: rank(&rest[..arrow - 1])?,
+        to: rank(&rest[arrow + 1..])?,
     })
 }
 
