@@ -220,7 +220,65 @@ pub fn gbs(bytes: u64, time_us: f64) -> Option<f64> {
     (time_us > 0.0 && v.is_finite()).then_some(v)
 }
 
+/// Two ranks joined by NCCL connections, the lower rank first.
+pub type RankPair = (u32, u32);
+
 impl RunRecord {
+    /// The links between this run's ranks that their NCCL logs show, each with the transports
+    /// that carried it. Both ends count: NCCL prints P2P and SHM lines on the sending side
+    /// only, so a rank that only receives over NVLink has no P2P line of its own.
+    pub fn rank_links(&self) -> BTreeMap<RankPair, Vec<String>> {
+        let mut links: BTreeMap<RankPair, Vec<String>> = BTreeMap::new();
+        let Some(a) = &self.analysis else {
+            return links;
+        };
+        for info in &self.ranks {
+            let Some(seen) = a
+                .per_rank
+                .iter()
+                .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
+            else {
+                continue;
+            };
+            for conn in &seen.connections {
+                for &peer in &conn.peers {
+                    let kinds = links
+                        .entry((info.rank.min(peer), info.rank.max(peer)))
+                        .or_default();
+                    if !kinds.contains(&conn.transport) {
+                        kinds.push(conn.transport.clone());
+                        kinds.sort();
+                    }
+                }
+            }
+        }
+        links
+    }
+
+    /// `NET/Socket with 3; P2P/CUMEM with 1`: how `rank` reached each peer, from `links`.
+    pub fn links_of(links: &BTreeMap<RankPair, Vec<String>>, rank: u32) -> String {
+        let mut by_kind: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for ((a, b), kinds) in links {
+            let peer = match rank {
+                r if r == *a => *b,
+                r if r == *b => *a,
+                _ => continue,
+            };
+            for kind in kinds {
+                by_kind.entry(kind).or_default().push(peer.to_string());
+            }
+        }
+        let text: Vec<String> = by_kind
+            .iter()
+            .map(|(kind, peers)| format!("{kind} with {}", peers.join(",")))
+            .collect();
+        if text.is_empty() {
+            "no connection lines".to_string()
+        } else {
+            text.join("; ")
+        }
+    }
+
     pub fn new(source: &str) -> RunRecord {
         RunRecord {
             schema: RESULTS_SCHEMA.into(),

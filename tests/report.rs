@@ -250,3 +250,55 @@ fn bad_input_exits_2_naming_file_and_field() {
         "nothing written"
     );
 }
+
+#[test]
+fn multi_node_runs_list_ranks_their_place_and_links() {
+    // The real logs of `run --simulate-nodes 2 --gpus-per-node 2` with the ranks as that run
+    // placed them; one row so the record is a valid result.
+    let logs: Vec<PathBuf> = (0..4)
+        .map(|r| fixture(&format!("logs/h200/sim-2x2/rank-{r}.log")))
+        .collect();
+    let analysis =
+        netcheck::logscan::analyze_paths(&logs, &netcheck::logscan::Options { expect: None })
+            .unwrap();
+    let mut record = netcheck::results::RunRecord::new("run");
+    record.world_size = Some(4);
+    record.analysis = Some(analysis);
+    for (rank, pid) in [783u32, 789, 792, 795].into_iter().enumerate() {
+        let rank = rank as u32;
+        record.ranks.push(
+            serde_json::from_value(serde_json::json!({
+                "rank": rank, "host": "vm", "gpu": rank % 2, "pid": pid,
+                "node": rank / 2, "local_rank": rank % 2
+            }))
+            .unwrap(),
+        );
+    }
+    record.rows.push(
+        serde_json::from_value(serde_json::json!({
+            "op": "all_gather", "dtype": "float32", "bytes": 16777216, "count": 1048576,
+            "in_place": false, "time_us": {"mean": 3687.3}, "algbw_gbs": 4.55, "busbw_gbs": 3.41,
+            "wrong": 0
+        }))
+        .unwrap(),
+    );
+    let input = tempfile::tempdir().unwrap();
+    let path = input.path().join("results.json");
+    record.save(&path).unwrap();
+    let dir = report(&[&path], &[]);
+    let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(md.contains("## Ranks and links"), "{md}");
+    assert!(
+        md.contains("| 1 | vm | 0 | 1 | 1 | 1 of 2 | NET/Socket with 2; P2P/CUMEM with 0 |"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("Ranks and links"));
+}
+
+#[test]
+fn single_node_runs_have_no_rank_table() {
+    let dir = report(&[&results("healthy.json")], &[]);
+    let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(!md.contains("Ranks and links"));
+}

@@ -23,7 +23,9 @@ use crate::launch::layout::Layout;
 use crate::logscan::{Analysis, Analyzer, Options, Severity, Transport};
 use crate::probe::counters;
 use crate::rendezvous::{TOKEN_ENV, random_hex};
-use crate::results::{HostInfo, NcclInfo, RankInfo, RowSink, RunRecord, RunStatus, now_rfc3339};
+use crate::results::{
+    HostInfo, NcclInfo, RankInfo, RankPair, RowSink, RunRecord, RunStatus, now_rfc3339,
+};
 use crate::worker::{EVENT_PREFIX, Event, RankReport};
 
 pub struct LocalOptions {
@@ -432,7 +434,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     verdict.extend(disagreements);
     record.save(&results_path)?;
     if nodes_expected > 1 {
-        let links = links(&record);
+        let links = record.rank_links();
         verdict.extend(misrouted_links(&links, &layout));
         print_layout(
             &record,
@@ -694,39 +696,9 @@ fn layout_disagreements(record: &RunRecord, layout: &Layout, nodes_expected: u32
     out
 }
 
-/// The links between ranks that the logs show, each with the transports that carried it.
-/// Both ends count: NCCL prints P2P and SHM lines on the sending side only, so a rank that
-/// only receives over NVLink has no P2P line of its own.
-fn links(record: &RunRecord) -> BTreeMap<(u32, u32), Vec<String>> {
-    let mut links: BTreeMap<(u32, u32), Vec<String>> = BTreeMap::new();
-    let Some(a) = &record.analysis else {
-        return links;
-    };
-    for info in &record.ranks {
-        let Some(seen) = a
-            .per_rank
-            .iter()
-            .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
-        else {
-            continue;
-        };
-        for conn in &seen.connections {
-            for &peer in &conn.peers {
-                let key = (info.rank.min(peer), info.rank.max(peer));
-                let kinds = links.entry(key).or_default();
-                if !kinds.contains(&conn.transport) {
-                    kinds.push(conn.transport.clone());
-                    kinds.sort();
-                }
-            }
-        }
-    }
-    links
-}
-
 /// Links that crossed the network between ranks of one node, or stayed off it between
 /// nodes: either way NCCL did not route the job the way it was launched.
-fn misrouted_links(links: &BTreeMap<(u32, u32), Vec<String>>, layout: &Layout) -> Vec<String> {
+fn misrouted_links(links: &BTreeMap<RankPair, Vec<String>>, layout: &Layout) -> Vec<String> {
     let mut wrong = vec![];
     for ((a, b), kinds) in links {
         let (node_a, node_b) = (layout.place(*a).node, layout.place(*b).node);
@@ -750,7 +722,7 @@ fn misrouted_links(links: &BTreeMap<(u32, u32), Vec<String>>, layout: &Layout) -
 /// the links grouped by inside/between nodes, e.g. `inter-node links over NET/Socket: 0-3, 1-2`.
 fn print_layout(
     record: &RunRecord,
-    links: &BTreeMap<(u32, u32), Vec<String>>,
+    links: &BTreeMap<RankPair, Vec<String>>,
     layout: &Layout,
     layout_agrees: Option<u32>,
 ) {
@@ -763,32 +735,13 @@ fn print_layout(
     }
     if record.ranks.len() <= LISTED {
         for info in &record.ranks {
-            let mut by_kind: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-            for ((a, b), kinds) in links {
-                let peer = match info.rank {
-                    r if r == *a => *b,
-                    r if r == *b => *a,
-                    _ => continue,
-                };
-                for kind in kinds {
-                    by_kind.entry(kind).or_default().push(peer.to_string());
-                }
-            }
-            let text: Vec<String> = by_kind
-                .iter()
-                .map(|(kind, peers)| format!("{kind} with {}", peers.join(",")))
-                .collect();
             eprintln!(
                 "netcheck: rank {} (node {}, local rank {}, GPU {}): {}",
                 info.rank,
                 info.node.map_or("-".into(), |n| n.to_string()),
                 info.local_rank.map_or("-".into(), |n| n.to_string()),
                 info.gpu,
-                if text.is_empty() {
-                    "no connection lines".to_string()
-                } else {
-                    text.join("; ")
-                }
+                RunRecord::links_of(links, info.rank)
             );
         }
     }
@@ -1029,7 +982,7 @@ mod tests {
             layout_disagreements(&record, &layout, 2),
             Vec::<String>::new()
         );
-        let links = links(&record);
+        let links = record.rank_links();
         // NCCL prints P2P lines on the sender only: the receiving end still gets the link.
         let expected: BTreeMap<(u32, u32), Vec<String>> = [
             ((0, 1), "P2P/CUMEM"),
@@ -1056,7 +1009,7 @@ mod tests {
                 .iter()
                 .any(|d| d.contains("NCCL placed rank 1 as local rank 1 of 2"))
         );
-        let misrouted = misrouted_links(&links(&record), &meant);
+        let misrouted = misrouted_links(&record.rank_links(), &meant);
         assert!(
             misrouted.iter().any(
                 |m| m.contains("ranks 0 (node 0) and 1 (node 1) were connected over P2P/CUMEM")
@@ -1065,7 +1018,7 @@ mod tests {
         );
         // Had it meant one node of 4, the NET links are the complaint.
         let one_node = Layout::new(4, None, None, None, 1, 0).unwrap();
-        let misrouted = misrouted_links(&links(&record), &one_node);
+        let misrouted = misrouted_links(&record.rank_links(), &one_node);
         assert!(
             misrouted.iter().any(|m| m
                 .contains("ranks 0 and 3 share node 0 but NCCL connected them over NET/Socket")),

@@ -35,6 +35,7 @@ pub fn blocks(doc: &Document, with_images: bool) -> Vec<Block> {
     gate(doc, &mut out);
     runs(doc, &mut out);
     transport(doc, &mut out);
+    placement(doc, &mut out);
     if with_images {
         for kind in kinds(doc) {
             out.push(Block::Image(kind));
@@ -226,6 +227,72 @@ fn transport(doc: &Document, out: &mut Vec<Block>) {
     ));
     if !findings.is_empty() {
         out.push(Block::List(findings.into_iter().take(50).collect()));
+    }
+}
+
+/// Runs over several (real or simulated) nodes: where each rank ran, NCCL's own view of it,
+/// and how it reached its peers — which links stayed inside a node and which crossed the
+/// network.
+fn placement(doc: &Document, out: &mut Vec<Block>) {
+    const MAX_RANKS: usize = 64;
+    let mut rows = Vec::new();
+    let mut more = 0;
+    for run in &doc.runs {
+        let r = &run.record;
+        if nodes_of(r).is_none_or(|n| n < 2) || r.ranks.iter().all(|i| i.node.is_none()) {
+            continue;
+        }
+        let links = r.rank_links();
+        let nccl_view = |rank: &crate::results::RankInfo| {
+            let seen = r.analysis.as_ref().and_then(|a| {
+                a.per_rank.iter().find(|p| {
+                    p.rank == Some(rank.rank) && (rank.pid.is_none() || p.pid == rank.pid)
+                })
+            });
+            match seen.map(|p| (p.local_rank, p.local_ranks)) {
+                Some((Some(l), Some(n))) => format!("{l} of {n}"),
+                _ => "-".into(),
+            }
+        };
+        more += r.ranks.len().saturating_sub(MAX_RANKS);
+        for info in r.ranks.iter().take(MAX_RANKS) {
+            let dash = |v: Option<u32>| v.map_or("-".to_string(), |n| n.to_string());
+            rows.push(vec![
+                run.label.clone(),
+                info.rank.to_string(),
+                info.host.clone(),
+                dash(info.node),
+                dash(info.local_rank),
+                info.gpu.to_string(),
+                nccl_view(info),
+                crate::results::RunRecord::links_of(&links, info.rank),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    out.push(Block::Heading(2, "Ranks and links".into()));
+    out.push(Block::Paragraph(
+        "Where each rank ran (rank = node × ranks per node + local rank), NCCL's own `localRank` of `localRanks`, and the transport of every link the NCCL logs show.".into(),
+    ));
+    out.push(table(
+        &[
+            "run",
+            "rank",
+            "host",
+            "node",
+            "local rank",
+            "GPU",
+            "NCCL local rank",
+            "links",
+        ],
+        rows,
+    ));
+    if more > 0 {
+        out.push(Block::Paragraph(format!(
+            "{more} more ranks: see the runs' results.json."
+        )));
     }
 }
 
