@@ -324,6 +324,7 @@ mod tests {
             let mut paths: Vec<_> = std::fs::read_dir(dir)
                 .unwrap()
                 .map(|e| e.unwrap().path())
+                .filter(|p| p.is_file())
                 .collect();
             paths.sort();
             for path in paths {
