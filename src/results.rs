@@ -229,15 +229,8 @@ impl RunRecord {
     /// only, so a rank that only receives over NVLink has no P2P line of its own.
     pub fn rank_links(&self) -> BTreeMap<RankPair, Vec<String>> {
         let mut links: BTreeMap<RankPair, Vec<String>> = BTreeMap::new();
-        let Some(a) = &self.analysis else {
-            return links;
-        };
         for info in &self.ranks {
-            let Some(seen) = a
-                .per_rank
-                .iter()
-                .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
-            else {
+            let Some(seen) = self.analysis_of(info) else {
                 continue;
             };
             for conn in &seen.connections {
@@ -253,6 +246,15 @@ impl RunRecord {
             }
         }
         links
+    }
+
+    /// What this run's NCCL logs say about one of its ranks (same NCCL rank, same process).
+    pub fn analysis_of(&self, info: &RankInfo) -> Option<&crate::logscan::RankSummary> {
+        self.analysis
+            .as_ref()?
+            .per_rank
+            .iter()
+            .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
     }
 
     /// `NET/Socket with 3; P2P/CUMEM with 1`: how `rank` reached each peer, from `links`.

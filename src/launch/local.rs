@@ -675,11 +675,7 @@ fn layout_disagreements(record: &RunRecord, layout: &Layout, nodes_expected: u32
         ));
     }
     for info in &record.ranks {
-        let Some(seen) = a
-            .per_rank
-            .iter()
-            .find(|r| r.rank == Some(info.rank) && (info.pid.is_none() || r.pid == info.pid))
-        else {
+        let Some(seen) = record.analysis_of(info) else {
             continue;
         };
         let place = layout.place(info.rank);

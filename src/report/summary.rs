@@ -243,16 +243,12 @@ fn placement(doc: &Document, out: &mut Vec<Block>) {
             continue;
         }
         let links = r.rank_links();
-        let nccl_view = |rank: &crate::results::RankInfo| {
-            let seen = r.analysis.as_ref().and_then(|a| {
-                a.per_rank.iter().find(|p| {
-                    p.rank == Some(rank.rank) && (rank.pid.is_none() || p.pid == rank.pid)
-                })
-            });
-            match seen.map(|p| (p.local_rank, p.local_ranks)) {
-                Some((Some(l), Some(n))) => format!("{l} of {n}"),
-                _ => "-".into(),
-            }
+        let nccl_view = |rank: &crate::results::RankInfo| match r
+            .analysis_of(rank)
+            .map(|p| (p.local_rank, p.local_ranks))
+        {
+            Some((Some(l), Some(n))) => format!("{l} of {n}"),
+            _ => "-".into(),
         };
         more += r.ranks.len().saturating_sub(MAX_RANKS);
         for info in r.ranks.iter().take(MAX_RANKS) {

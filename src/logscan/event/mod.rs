@@ -381,28 +381,26 @@ mod tests {
 
     #[test]
     fn connection_lines_name_both_ranks() {
-        assert_eq!(
-            link_of("Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfabric/0"),
-            Some((3, 0))
-        );
-        assert_eq!(
-            link_of("Ring 00 : 3 -> 4 [send] via NET/IB/0/GDRDMA"),
-            Some((3, 4))
-        );
-        assert_eq!(
-            link_of("Channel 01 : 2[201c0] -> 7[a01d0] via P2P/IPC/read"),
-            Some((2, 7))
-        );
-        assert_eq!(
-            link_of("Channel 00/0 : 7[7] -> 8[0] [send] via NET/IB/3(8)/GDRDMA(PCI)/Shared"),
-            Some((7, 8))
-        );
-        // CollNet lines name one rank; a mangled arrow names none.
-        assert_eq!(
-            link_of("CollNet 00/0 : 3 [send] via COLLNET/IB/0/GDRDMA"),
-            None
-        );
-        assert_eq!(link_of("Channel 00/0 : x -> 1[1] via P2P/CUMEM"), None);
+        for (line, ranks) in [
+            (
+                "Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfabric/0",
+                Some((3, 0)),
+            ),
+            ("Ring 00 : 3 -> 4 [send] via NET/IB/0/GDRDMA", Some((3, 4))),
+            (
+                "Channel 01 : 2[201c0] -> 7[a01d0] via P2P/IPC/read",
+                Some((2, 7)),
+            ),
+            (
+                "Channel 00/0 : 7[7] -> 8[0] [send] via NET/IB/3(8)/GDRDMA(PCI)/Shared",
+                Some((7, 8)),
+            ),
+            // CollNet lines name one rank; a mangled arrow names none.
+            ("CollNet 00/0 : 3 [send] via COLLNET/IB/0/GDRDMA", None),
+            ("Channel 00/0 : x -> 1[1] via P2P/CUMEM", None),
+        ] {
+            assert_eq!(link_of(line), ranks, "{line}");
+        }
         assert_eq!(
             conn("Channel 00/0 : x -> 1[1] via P2P/CUMEM"),
             Some(Conn::P2p("P2P/CUMEM"))
