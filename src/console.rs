@@ -12,6 +12,9 @@ pub struct TablePrinter {
     /// Whether each size gets an in-place row (from the sweep settings).
     pub expect_in_place: bool,
     pub expect_out_of_place: bool,
+    /// Rows arrive before their check (it runs after the timed sweep): `#wrong` says "later"
+    /// instead of nccl-tests' "N/A" for a check that is off.
+    pub check_later: bool,
 }
 
 pub const HEADER: [&str; 3] = [
@@ -21,10 +24,11 @@ pub const HEADER: [&str; 3] = [
 ];
 
 impl TablePrinter {
-    pub fn new(out_of_place: bool, in_place: bool) -> TablePrinter {
+    pub fn new(out_of_place: bool, in_place: bool, check_later: bool) -> TablePrinter {
         TablePrinter {
             expect_in_place: in_place,
             expect_out_of_place: out_of_place,
+            check_later,
             ..Default::default()
         }
     }
@@ -42,20 +46,22 @@ impl TablePrinter {
         match (row.in_place, self.pending.take()) {
             (false, previous) => {
                 if let Some(p) = previous {
-                    lines.push(line(Some(&p), None));
+                    lines.push(self.line(Some(&p), None));
                 }
                 if self.expect_in_place {
                     self.pending = Some(row);
                 } else {
-                    lines.push(line(Some(&row), None));
+                    lines.push(self.line(Some(&row), None));
                 }
             }
-            (true, Some(oop)) if oop.bytes == row.bytes => lines.push(line(Some(&oop), Some(&row))),
+            (true, Some(oop)) if oop.bytes == row.bytes => {
+                lines.push(self.line(Some(&oop), Some(&row)))
+            }
             (true, previous) => {
                 if let Some(p) = previous {
-                    lines.push(line(Some(&p), None));
+                    lines.push(self.line(Some(&p), None));
                 }
-                lines.push(line(None, Some(&row)));
+                lines.push(self.line(None, Some(&row)));
             }
         }
         lines
@@ -65,12 +71,18 @@ impl TablePrinter {
     pub fn flush(&mut self) -> Vec<String> {
         self.pending
             .take()
-            .map(|p| vec![line(Some(&p), None)])
+            .map(|p| vec![self.line(Some(&p), None)])
             .unwrap_or_default()
     }
 }
 
-fn line(oop: Option<&ResultRow>, ip: Option<&ResultRow>) -> String {
+impl TablePrinter {
+    fn line(&self, oop: Option<&ResultRow>, ip: Option<&ResultRow>) -> String {
+        line(oop, ip, if self.check_later { "later" } else { "N/A" })
+    }
+}
+
+fn line(oop: Option<&ResultRow>, ip: Option<&ResultRow>, unchecked: &str) -> String {
     let any = oop.or(ip).expect("one of the two");
     let redop = any.redop.as_deref().unwrap_or("none");
     let mut s = format!(
@@ -92,7 +104,7 @@ fn line(oop: Option<&ResultRow>, ip: Option<&ResultRow>) -> String {
                 bw(r.busbw_gbs),
                 r.wrong
                     .map(|w| w.to_string())
-                    .unwrap_or_else(|| "N/A".into())
+                    .unwrap_or_else(|| unchecked.into())
             )),
             None => s.push_str(&format!("  {:>7}  {:>6}  {:>6}  {:>5}", "-", "-", "-", "-")),
         }
@@ -139,7 +151,7 @@ mod tests {
 
     #[test]
     fn pairs_out_of_place_and_in_place_on_one_line() {
-        let mut t = TablePrinter::new(true, true);
+        let mut t = TablePrinter::new(true, true, false);
         let first = t.push(row(1024, false, 14.5));
         assert!(first[0].starts_with("# Collective: all_gather"));
         assert_eq!(
@@ -161,10 +173,21 @@ mod tests {
 
     #[test]
     fn a_missing_twin_is_flushed() {
-        let mut t = TablePrinter::new(true, true);
+        let mut t = TablePrinter::new(true, true, false);
         t.push(row(1024, false, 14.5));
         let lines = t.push(row(2048, false, 15.0));
         assert!(lines[0].contains("14.50") && lines[0].ends_with("-"));
         assert_eq!(t.flush().len(), 1);
+    }
+
+    #[test]
+    fn an_unchecked_row_says_whether_its_check_comes_later() {
+        let unchecked = |r: ResultRow| ResultRow { wrong: None, ..r };
+        for (later, word) in [(true, "later"), (false, "N/A")] {
+            let mut t = TablePrinter::new(true, false, later);
+            let lines = t.push(unchecked(row(1024, false, 14.5)));
+            let last = lines.last().unwrap();
+            assert!(last.contains(&format!("0.04  {word:>5}")), "{last}");
+        }
     }
 }

@@ -14,7 +14,7 @@ use crate::config::Sweep;
 use crate::engine::comm::{self, Comm};
 use crate::engine::cuda::Gpu;
 use crate::engine::harness::{ErrorKind, Harness, Observer, SweepPlan, sizes};
-use crate::engine::stats::{RankPoint, combine};
+use crate::engine::stats::{PointCheck, RankPoint, combine, combine_checks};
 use crate::engine::{collective, dtype::DType, gpu, library};
 use crate::error::{Error, Outcome, Result};
 use crate::rendezvous::{Client, Group, RdzvError, Server, TOKEN_ENV};
@@ -33,8 +33,10 @@ pub enum Event {
     Listening { port: u16 },
     /// `rank` started `phase` (the launcher keeps the last one per rank for hang reports).
     Phase { rank: u32, phase: String },
-    /// Rank 0 finished a point, folded over all ranks.
+    /// Rank 0 finished timing a point, folded over all ranks (`wrong` still unknown).
     Row { row: ResultRow },
+    /// Rank 0 finished verifying a point, the wrong elements of all ranks added up.
+    Verified { check: PointCheck },
     /// Rank 0: the sweep is complete; who ran where.
     Done { ranks: Vec<RankReport> },
     /// This rank stopped.
@@ -461,22 +463,43 @@ impl Observer for Reporter<'_> {
     }
 
     fn point(&mut self, point: RankPoint) -> std::result::Result<(), String> {
-        self.seq += 1;
-        let data = serde_json::to_value(&point).expect("points serialize");
-        let gathered = self
-            .group
-            .gather(self.seq, data, Instant::now() + self.timeout)
-            .map_err(|e| e.to_string())?;
-        if let Some(all) = gathered {
-            let points: Vec<RankPoint> = all
-                .into_iter()
-                .map(serde_json::from_value)
-                .collect::<std::result::Result<_, _>>()
-                .map_err(|e| format!("a rank sent a malformed result: {e}"))?;
+        if let Some(points) = self.gather(&point)? {
             emit(&Event::Row {
                 row: combine(&points, self.nranks),
             });
         }
         Ok(())
+    }
+
+    fn verified(&mut self, check: PointCheck) -> std::result::Result<(), String> {
+        if let Some(checks) = self.gather(&check)? {
+            emit(&Event::Verified {
+                check: combine_checks(&checks),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Reporter<'_> {
+    /// Sends this rank's part to rank 0; rank 0 gets every rank's, in rank order.
+    fn gather<T: Serialize + serde::de::DeserializeOwned>(
+        &mut self,
+        mine: &T,
+    ) -> std::result::Result<Option<Vec<T>>, String> {
+        self.seq += 1;
+        let data = serde_json::to_value(mine).expect("results serialize");
+        let gathered = self
+            .group
+            .gather(self.seq, data, Instant::now() + self.timeout)
+            .map_err(|e| e.to_string())?;
+        gathered
+            .map(|all| {
+                all.into_iter()
+                    .map(serde_json::from_value)
+                    .collect::<std::result::Result<Vec<T>, _>>()
+                    .map_err(|e| format!("a rank sent a malformed result: {e}"))
+            })
+            .transpose()
     }
 }

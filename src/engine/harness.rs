@@ -1,7 +1,8 @@
-//! The shared benchmark loop (nccl-tests' `common.cu` in one place): for every collective, data
-//! type, size and placement — fill, warm up, time each iteration with CUDA events, then re-fill,
-//! run once more and count wrong elements. Every wait polls NCCL's async error, the rendezvous
-//! and a deadline, so a dead peer or a hang ends in a report instead of a stuck process.
+//! The shared benchmark loop (nccl-tests' `common.cu` in one place), in two passes. The timing
+//! pass, for every collective, data type, size and placement: fill, warm up, time the loop with
+//! CUDA events. Then the verification pass over the same points: poison the receive side, fill,
+//! run once and count wrong elements. Every wait polls NCCL's async error, the rendezvous and a
+//! deadline, so a dead peer or a hang ends in a report instead of a stuck process.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,7 @@ use super::collective::{Collective, Counts};
 use super::comm::{Comm, CommError};
 use super::cuda::{DeviceBuffer, Event, Gpu};
 use super::dtype::{DType, POISON};
-use super::stats::RankPoint;
+use super::stats::{PointCheck, RankPoint};
 
 /// What to measure, resolved from the bench config.
 pub struct SweepPlan {
@@ -67,6 +68,8 @@ pub enum ErrorKind {
 pub trait Observer {
     fn phase(&mut self, phase: &str);
     fn point(&mut self, point: RankPoint) -> Result<(), String>;
+    /// A point's verification finished (after every point was timed).
+    fn verified(&mut self, check: PointCheck) -> Result<(), String>;
 }
 
 pub struct Harness<'a> {
@@ -101,7 +104,52 @@ impl Harness<'_> {
             .map(|_| Event::new())
             .collect::<Result<_, _>>()
             .map_err(cuda("creating events"))?;
+        let reporting = |point: &Point, message: String| HarnessError {
+            phase: point.label("reporting"),
+            kind: ErrorKind::Peer,
+            message,
+        };
 
+        // Every point is timed before any is verified: a verification poisons the receive
+        // buffer (cuMemsetD8), and on 2× H200 a timed loop that came after such a fill ran up
+        // to 6% slower at 1–4 GiB, though the GPUs idling 4 s between points changed nothing
+        // (docs/benchmarks.md, "Timing before verification").
+        self.each_point(plan, &input, &output, &mut |h, point, first| {
+            // NCCL finishes setting a collective up during its first calls; give the first
+            // point of each sweep extra untimed iterations for that.
+            let warmup = plan.warmup + if first { FIRST_USE_WARMUP } else { 0 };
+            let measured = h.measure(point, plan, warmup, &events, observer)?;
+            // Reporting goes through the rendezvous: it fails when a peer is gone.
+            observer
+                .point(measured)
+                .map_err(|message| reporting(point, message))
+        })?;
+        if plan.check {
+            self.each_point(plan, &input, &output, &mut |h, point, _| {
+                let wrong = h.verify(point, plan, &events[0], observer)?;
+                observer
+                    .verified(PointCheck {
+                        op: point.op.name().into(),
+                        dtype: point.dtype.config_name().into(),
+                        bytes: point.c.bytes,
+                        in_place: point.in_place,
+                        wrong,
+                    })
+                    .map_err(|message| reporting(point, message))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` for every point of the sweep, in the order rows are reported; `first` marks
+    /// the first point of each collective and type.
+    fn each_point(
+        &mut self,
+        plan: &SweepPlan,
+        input: &DeviceBuffer,
+        output: &DeviceBuffer,
+        f: &mut dyn FnMut(&mut Self, &Point, bool) -> Result<(), HarnessError>,
+    ) -> Result<(), HarnessError> {
         for op in &plan.ops {
             for &dtype in &plan.dtypes {
                 // The pattern is periodic, so one host copy for the largest send serves every size.
@@ -127,21 +175,12 @@ impl Harness<'_> {
                             dtype,
                             c,
                             in_place,
-                            input: &input,
-                            output: &output,
+                            input,
+                            output,
                             pattern: &pattern,
                         };
-                        // NCCL finishes setting a collective up during its first calls; give
-                        // the first point of each sweep extra untimed iterations for that.
-                        let warmup = plan.warmup + if first { FIRST_USE_WARMUP } else { 0 };
+                        f(self, &point, first)?;
                         first = false;
-                        let measured = self.measure(&point, plan, warmup, &events, observer)?;
-                        // Reporting goes through the rendezvous: it fails when a peer is gone.
-                        observer.point(measured).map_err(|message| HarnessError {
-                            phase: point.label("reporting"),
-                            kind: ErrorKind::Peer,
-                            message,
-                        })?;
                     }
                 }
             }
@@ -212,23 +251,6 @@ impl Harness<'_> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(cuda(phase.clone()))?;
 
-        let wrong = if plan.check {
-            let phase = p.label("check");
-            observer.phase(&phase);
-            p.prepare_inputs(self.rank, true)
-                .and_then(|_| self.gpu.settle())
-                .map_err(cuda(phase.clone()))?;
-            self.launch(p, &phase)?;
-            events[0].record(self.gpu).map_err(cuda(phase.clone()))?;
-            self.wait(&events[0], &phase, plan.step_timeout)?;
-            Some(
-                p.count_wrong(self.rank, self.nranks)
-                    .map_err(cuda(phase.clone()))?,
-            )
-        } else {
-            None
-        };
-
         Ok(RankPoint {
             op: p.op.name().into(),
             dtype: p.dtype.config_name().into(),
@@ -239,8 +261,34 @@ impl Harness<'_> {
             iters: plan.iters,
             total_us,
             samples_us,
-            wrong,
+            // Filled in by the verification pass, reported separately.
+            wrong: None,
         })
+    }
+
+    /// Poisons the receive side, fills the send side, runs the collective once and counts the
+    /// elements that differ from what every rank's pattern must produce.
+    fn verify(
+        &mut self,
+        p: &Point,
+        plan: &SweepPlan,
+        done: &Event,
+        observer: &mut dyn Observer,
+    ) -> Result<u64, HarnessError> {
+        let phase = p.label("check");
+        observer.phase(&phase);
+        let cuda = |message: String| HarnessError {
+            phase: phase.clone(),
+            kind: ErrorKind::Cuda,
+            message,
+        };
+        p.prepare_inputs(self.rank, true)
+            .and_then(|_| self.gpu.settle())
+            .map_err(cuda)?;
+        self.launch(p, &phase)?;
+        done.record(self.gpu).map_err(cuda)?;
+        self.wait(done, &phase, plan.step_timeout)?;
+        p.count_wrong(self.rank, self.nranks).map_err(cuda)
     }
 
     fn launch(&mut self, p: &Point, phase: &str) -> Result<(), HarnessError> {

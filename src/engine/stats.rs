@@ -24,6 +24,34 @@ pub struct RankPoint {
     pub wrong: Option<u64>,
 }
 
+/// One point's verification on one rank (after the timed sweep), or folded over all ranks.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PointCheck {
+    pub op: String,
+    pub dtype: String,
+    pub bytes: u64,
+    pub in_place: bool,
+    pub wrong: u64,
+}
+
+impl PointCheck {
+    /// Whether this check belongs to `row` (same collective, type, size and placement).
+    pub fn is_for(&self, row: &ResultRow) -> bool {
+        self.op == row.op
+            && self.dtype == row.dtype
+            && self.bytes == row.bytes
+            && self.in_place == row.in_place
+    }
+}
+
+/// Folds every rank's check of one point: the wrong elements of all ranks together.
+pub fn combine_checks(checks: &[PointCheck]) -> PointCheck {
+    PointCheck {
+        wrong: checks.iter().map(|c| c.wrong).sum(),
+        ..checks[0].clone()
+    }
+}
+
 /// Folds every rank's point into the row rank 0 reports.
 pub fn combine(points: &[RankPoint], nranks: u32) -> ResultRow {
     let first = &points[0];
@@ -99,6 +127,24 @@ mod tests {
         );
         assert!((row.time_us.min.unwrap() - 9.0).abs() < 0.01);
         assert!((row.time_us.p50.unwrap() - 15.0).abs() < 0.02);
+    }
+
+    #[test]
+    fn checks_add_up_over_ranks_and_match_their_row() {
+        let check = |wrong| PointCheck {
+            op: "all_gather".into(),
+            dtype: "float32".into(),
+            bytes: 1 << 20,
+            in_place: false,
+            wrong,
+        };
+        let all = combine_checks(&[check(0), check(3), check(4)]);
+        assert_eq!(all.wrong, 7);
+        let row = combine(&[point(20.0, &[1.0], None)], 2);
+        assert!(all.is_for(&row));
+        let mut twin = row.clone();
+        twin.in_place = true;
+        assert!(!all.is_for(&twin), "placement tells twins apart");
     }
 
     #[test]

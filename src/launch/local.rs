@@ -61,6 +61,8 @@ struct Progress {
     timed_out: bool,
     done: Option<Vec<RankReport>>,
     listening: Option<u16>,
+    /// Points whose verification came back (it runs after the timed sweep).
+    verified: usize,
 }
 
 /// Why the run cannot complete.
@@ -288,7 +290,8 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     } else {
         None
     };
-    let mut table = TablePrinter::new(opts.config.sweep.out_of_place, opts.config.sweep.in_place);
+    let sweep = &opts.config.sweep;
+    let mut table = TablePrinter::new(sweep.out_of_place, sweep.in_place, sweep.check);
     let bar = progress_bar(&opts.config, world);
     let tail = opts
         .echo_logs
@@ -381,6 +384,14 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     bar.finish_and_clear();
     for line in table.flush() {
         print_line(&line);
+    }
+    if opts.config.sweep.check && hosts_rank0 && !record.rows.is_empty() {
+        let wrong: u64 = record.rows.iter().filter_map(|r| r.wrong).sum();
+        print_line(&format!(
+            "# Checked after the timed sweep: {} of {} points, {wrong} wrong element(s)",
+            progress.verified,
+            record.rows.len()
+        ));
     }
 
     // Work out how the run ended.
@@ -486,6 +497,43 @@ fn handle_event(
                 }
             }
             record.rows.push(row);
+        }
+        Event::Verified { check } => {
+            if let Some((table, bar)) = table {
+                if progress.verified == 0 {
+                    // The timed sweep is over: print a row still waiting for its twin.
+                    for line in table.flush() {
+                        bar.suspend(|| print_line(&line));
+                    }
+                    bar.set_message("verifying");
+                }
+                bar.inc(1);
+                if check.wrong > 0 {
+                    let line = format!(
+                        "# check failed: {} {} {} {}: {} wrong element(s)",
+                        check.op,
+                        crate::config::format_bytes(check.bytes),
+                        check.dtype,
+                        if check.in_place {
+                            "in-place"
+                        } else {
+                            "out-of-place"
+                        },
+                        check.wrong
+                    );
+                    bar.suspend(|| print_line(&line));
+                }
+            }
+            progress.verified += 1;
+            if let Some(row) = record.rows.iter_mut().find(|r| check.is_for(r)) {
+                row.wrong = Some(check.wrong);
+                // The completed row again: a later line for the same point replaces the first.
+                if let Some(sink) = sink
+                    && let Err(e) = sink.append(row)
+                {
+                    eprintln!("netcheck: warning: {e}");
+                }
+            }
         }
         Event::Done { ranks } => progress.done = Some(ranks),
         Event::Failed {
@@ -847,7 +895,9 @@ fn progress_bar(config: &BenchConfig, world: u32) -> indicatif::ProgressBar {
     let sizes =
         crate::engine::harness::sizes(s.min_bytes.0, s.max_bytes.0, s.step_factor).len() as u64;
     let variants = s.in_place as u64 + s.out_of_place as u64;
-    let total = s.ops.len() as u64 * s.dtypes.len() as u64 * sizes * variants;
+    let points = s.ops.len() as u64 * s.dtypes.len() as u64 * sizes * variants;
+    // Every point is timed, then (with the check on) verified in a second pass.
+    let total = points * (1 + s.check as u64);
     let visible = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() && world > 0;
     if !visible {
         return indicatif::ProgressBar::hidden();
@@ -855,10 +905,11 @@ fn progress_bar(config: &BenchConfig, world: u32) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points",
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} steps ({msg})",
         )
         .expect("valid template"),
     );
+    bar.set_message("timing");
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
@@ -1034,6 +1085,55 @@ mod tests {
             Transport::None
         );
         assert!(judge(&config, &record).is_empty());
+    }
+
+    #[test]
+    fn a_verification_fills_in_its_row_and_fails_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let jsonl = dir.path().join("results.jsonl");
+        let mut sink = RowSink::create(&jsonl).unwrap();
+        let mut progress = Progress::default();
+        let mut record = RunRecord::new("run");
+        let timed = |in_place: bool| crate::worker::Event::Row {
+            row: serde_json::from_value(serde_json::json!({
+                "op": "all_gather", "dtype": "float32", "bytes": 1048576, "count": 131072,
+                "in_place": in_place, "time_us": {"mean": 13.0}, "algbw_gbs": 80.0,
+                "busbw_gbs": 40.0, "wrong": null
+            }))
+            .unwrap(),
+        };
+        for ev in [timed(false), timed(true)] {
+            handle_event(ev, &mut progress, Some(&mut sink), None, &mut record);
+        }
+        let config = BenchConfig::embedded_default();
+        assert!(judge(&config, &record).is_empty(), "not yet checked");
+
+        let check = crate::engine::stats::PointCheck {
+            op: "all_gather".into(),
+            dtype: "float32".into(),
+            bytes: 1048576,
+            in_place: true,
+            wrong: 5,
+        };
+        let verified = crate::worker::Event::Verified { check };
+        handle_event(verified, &mut progress, Some(&mut sink), None, &mut record);
+        assert_eq!(progress.verified, 1);
+        assert_eq!(
+            record.rows[0].wrong, None,
+            "the out-of-place twin is untouched"
+        );
+        assert_eq!(record.rows[1].wrong, Some(5));
+        let reasons = judge(&config, &record);
+        assert!(reasons[0].contains("5 wrong element(s)"), "{reasons:?}");
+        // results.jsonl: two timed rows, then the in-place row again with its count.
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[2]["in_place"], true);
+        assert_eq!(lines[2]["wrong"], 5);
     }
 
     #[test]
