@@ -49,7 +49,7 @@ pub struct Sweep {
     /// Measure the out-of-place and the in-place variant (as nccl-tests does).
     pub in_place: bool,
     pub out_of_place: bool,
-    /// Verify results after the timed loop and count wrong elements.
+    /// Verify every point (in a pass after the timed sweep) and count wrong elements.
     pub check: bool,
 }
 

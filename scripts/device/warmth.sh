@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Does the GPU cool down between sizes? netcheck fills the send buffer from the host and
-# checks the result on the host, so at 1–4 GiB the GPUs sit idle for a while before each
-# point's warm-up; nccl-tests fills and checks with GPU kernels. This runs three variants
-# alternately at 256 MiB–4 GiB and samples SM/memory clocks and power every 100 ms:
-#   default  — check on, 5 warm-up iterations (what `netcheck run` does)
-#   nocheck  — check off (less idle time between points)
-#   warm50   — check on, 50 warm-up iterations
+# Does the correctness check slow the timed loops that follow it? Three variants, alternating,
+# at 256 MiB–4 GiB, with SM/memory clocks and power sampled every 100 ms (clocks.csv):
+#   default  — what `netcheck run` does (since e20401b: every point timed, then verified)
+#   nocheck  — `check = false`: no verification at all
+#   warm50   — default with 50 warm-up iterations
+# Before e20401b each point was verified right after its timed loop, and "default" ran 2–6%
+# below "nocheck" at 1–4 GiB (docs/benchmarks.md, "Timing before verification"). Now the two
+# should agree within run-to-run noise.
 # Usage (repository root): warmth.sh OUTDIR [ROUNDS]
 set -u
 out=${1:?outdir}; rounds=${2:-2}; mkdir -p "$out"
