@@ -26,6 +26,11 @@ pub enum DType {
 
 pub const POISON: u8 = 0x5A;
 
+/// Below this many elements per thread, splitting a compare costs more than it saves.
+const MIN_ELEMENTS_PER_THREAD: usize = 1 << 20;
+/// Every rank of a host checks at the same time, so one rank takes a share, not the machine.
+const MAX_CHECK_THREADS: usize = 8;
+
 /// The pattern value of element `i` of rank `rank`'s input; periodic in `i` with period 5.
 pub fn pattern(rank: u32, i: u64, signed: bool) -> i64 {
     let v = ((rank as u64 % 5) * 31 + (i % 5) * 7 + 3) % 5;
@@ -134,15 +139,64 @@ impl DType {
 
     /// Counts elements of `got` (little-endian bytes) that differ from `expected(k)`, an exact
     /// integer result; integer types compare after wrapping it to the type's width, float types
-    /// allow the rounding that long sums of many ranks can add (`nranks` bounds it).
-    pub fn count_wrong(self, got: &[u8], nranks: u32, expected: impl Fn(u64) -> i64) -> u64 {
+    /// allow the rounding that long sums of many ranks can add (`nranks` bounds it). Large
+    /// buffers are split over this host's cores: a 4 GiB point is 10⁹ elements per rank.
+    pub fn count_wrong<F: Fn(u64) -> i64 + Sync>(
+        self,
+        got: &[u8],
+        nranks: u32,
+        expected: F,
+    ) -> u64 {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.count_wrong_on(cores.min(MAX_CHECK_THREADS), got, nranks, &expected)
+    }
+
+    /// `count_wrong` on at most `threads` threads (the benchmark compares 1 with the default).
+    pub fn count_wrong_on<F: Fn(u64) -> i64 + Sync>(
+        self,
+        threads: usize,
+        got: &[u8],
+        nranks: u32,
+        expected: &F,
+    ) -> u64 {
+        let elements = got.len() / self.size();
+        let per_thread = elements
+            .div_ceil(threads.max(1))
+            .max(MIN_ELEMENTS_PER_THREAD);
+        if per_thread >= elements {
+            return self.count_wrong_from(0, got, nranks, expected);
+        }
+        std::thread::scope(|s| {
+            let parts: Vec<_> = got
+                .chunks(per_thread * self.size())
+                .enumerate()
+                .map(|(i, part)| {
+                    let first = (i * per_thread) as u64;
+                    s.spawn(move || self.count_wrong_from(first, part, nranks, expected))
+                })
+                .collect();
+            parts
+                .into_iter()
+                .map(|t| t.join().expect("a check thread panicked"))
+                .sum()
+        })
+    }
+
+    /// The serial compare of `got`, whose first element is element `first` of the buffer.
+    fn count_wrong_from<F: Fn(u64) -> i64>(
+        self,
+        first: u64,
+        got: &[u8],
+        nranks: u32,
+        expected: &F,
+    ) -> u64 {
         let tol = self.tolerance(nranks);
         let mut wrong = 0u64;
         macro_rules! ints {
             ($t:ty) => {{
                 for (k, c) in got.chunks_exact(std::mem::size_of::<$t>()).enumerate() {
                     let g = <$t>::from_le_bytes(c.try_into().unwrap());
-                    wrong += (g != expected(k as u64) as $t) as u64;
+                    wrong += (g != expected(first + k as u64) as $t) as u64;
                 }
             }};
         }
@@ -150,7 +204,7 @@ impl DType {
             ($t:ty, $to:expr) => {{
                 for (k, c) in got.chunks_exact(std::mem::size_of::<$t>()).enumerate() {
                     let g: f64 = $to(<$t>::from_le_bytes(c.try_into().unwrap()));
-                    let e = expected(k as u64) as f64;
+                    let e = expected(first + k as u64) as f64;
                     // NaN fails the comparison, so it counts as wrong.
                     wrong += u64::from(!matches!(
                         (g - e).abs().partial_cmp(&tol),
@@ -237,6 +291,39 @@ mod tests {
         let mut bytes = dt.encode_pattern(0, 0, 64);
         bytes[10] ^= 0x40;
         assert_eq!(dt.count_wrong(&bytes, 2, |k| pattern(0, k, true)), 1);
+    }
+
+    #[test]
+    fn a_split_compare_counts_the_same_wrong_elements_as_a_serial_one() {
+        // 2.5 × the split threshold, so the last part is shorter; wrong elements near the
+        // part boundaries and at both ends.
+        let n = MIN_ELEMENTS_PER_THREAD * 5 / 2;
+        for dt in [DType::F32, DType::I8, DType::BF16] {
+            let mut bytes = dt.encode_pattern(1, 0, n);
+            let size = dt.size();
+            for k in [
+                0,
+                MIN_ELEMENTS_PER_THREAD - 1,
+                MIN_ELEMENTS_PER_THREAD,
+                2 * MIN_ELEMENTS_PER_THREAD + 3,
+                n - 1,
+            ] {
+                bytes[k * size] ^= 0x40;
+            }
+            let expected = |k| pattern(1, k, dt.signed());
+            assert_eq!(
+                dt.count_wrong_on(1, &bytes, 2, &expected),
+                5,
+                "{dt:?} serial"
+            );
+            for threads in [2, 3, 8] {
+                assert_eq!(
+                    dt.count_wrong_on(threads, &bytes, 2, &expected),
+                    5,
+                    "{dt:?} on {threads}"
+                );
+            }
+        }
     }
 
     #[test]
