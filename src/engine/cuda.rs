@@ -90,14 +90,24 @@ impl DeviceBuffer {
         })
     }
 
-    pub fn download(&self, offset_bytes: usize, len: usize) -> CudaResult<Vec<u8>> {
-        assert!(offset_bytes + len <= self.bytes, "download out of bounds");
-        let mut out = vec![0u8; len];
+    /// Fills `len` bytes from `offset_bytes` with copies of `tile`, the last one cut short.
+    pub fn upload_tiled(&self, offset_bytes: usize, len: usize, tile: &[u8]) -> CudaResult<()> {
+        for (at, n) in pieces(len, tile.len()) {
+            self.upload(offset_bytes + at, &tile[..n])?;
+        }
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from `offset_bytes` into `out`.
+    pub fn download_into(&self, offset_bytes: usize, out: &mut [u8]) -> CudaResult<()> {
+        assert!(
+            offset_bytes + out.len() <= self.bytes,
+            "download out of bounds"
+        );
         // SAFETY: bounds checked above; synchronous copy into `out`.
         check("cuMemcpyDtoH", unsafe {
-            result::memcpy_dtoh_sync(&mut out, self.at(offset_bytes))
-        })?;
-        Ok(out)
+            result::memcpy_dtoh_sync(out, self.at(offset_bytes))
+        })
     }
 
     pub fn fill(&self, offset_bytes: usize, len: usize, byte: u8) -> CudaResult<()> {
@@ -116,6 +126,18 @@ impl Drop for DeviceBuffer {
             let _ = result::free_sync(self.ptr);
         }
     }
+}
+
+/// `(offset, length)` of the consecutive pieces, at most `piece` bytes each, that cover `len`
+/// bytes.
+pub fn pieces(len: usize, piece: usize) -> impl Iterator<Item = (usize, usize)> {
+    assert!(
+        piece > 0 || len == 0,
+        "empty pieces cannot cover {len} bytes"
+    );
+    (0..len)
+        .step_by(piece.max(1))
+        .map(move |at| (at, piece.min(len - at)))
 }
 
 /// A timing event.

@@ -31,9 +31,13 @@ const MIN_ELEMENTS_PER_THREAD: usize = 1 << 20;
 /// Every rank of a host checks at the same time, so one rank takes a share, not the machine.
 const MAX_CHECK_THREADS: usize = 8;
 
+/// The pattern repeats every this many elements, so any whole number of periods of it can be
+/// tiled over a buffer of any length.
+pub const PATTERN_PERIOD: u64 = 5;
+
 /// The pattern value of element `i` of rank `rank`'s input; periodic in `i` with period 5.
 pub fn pattern(rank: u32, i: u64, signed: bool) -> i64 {
-    let v = ((rank as u64 % 5) * 31 + (i % 5) * 7 + 3) % 5;
+    let v = ((rank as u64 % 5) * 31 + (i % PATTERN_PERIOD) * 7 + 3) % 5;
     v as i64 - if signed { 2 } else { 0 }
 }
 
@@ -112,12 +116,12 @@ impl DType {
     pub fn encode_pattern(self, rank: u32, start: u64, n: usize) -> Vec<u8> {
         let signed = self.signed();
         let mut out = Vec::with_capacity(n * self.size());
-        // The pattern repeats every 5 elements: encode one period and tile it.
-        let period: Vec<Vec<u8>> = (0..5)
+        // Encode one period and tile it.
+        let period: Vec<Vec<u8>> = (0..PATTERN_PERIOD)
             .map(|k| self.encode(pattern(rank, start + k, signed)))
             .collect();
         for k in 0..n {
-            out.extend_from_slice(&period[k % 5]);
+            out.extend_from_slice(&period[k % PATTERN_PERIOD as usize]);
         }
         out
     }

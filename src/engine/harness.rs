@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::collective::{Collective, Counts};
 use super::comm::{Comm, CommError};
-use super::cuda::{DeviceBuffer, Event, Gpu};
-use super::dtype::{DType, POISON};
+use super::cuda::{DeviceBuffer, Event, Gpu, pieces};
+use super::dtype::{DType, PATTERN_PERIOD, POISON};
 use super::stats::{PointCheck, RankPoint};
 
 /// What to measure, resolved from the bench config.
@@ -30,6 +30,27 @@ pub struct SweepPlan {
 /// Extra untimed iterations before the first point of each collective and type: without them
 /// the first timed loop ran 1.6–2× its p50 on 2× H200 (16–21 µs against 10 µs at 1 KiB).
 const FIRST_USE_WARMUP: u32 = 50;
+
+/// Host memory a rank holds for its send pattern: one tile, uploaded as often as the send
+/// buffer needs. Building the whole largest send instead (4 GiB per rank for a 4 GiB
+/// reduce-scatter) took most of a run's time, peaked at 6.6 GiB per worker, and the timed loop
+/// right after it ran 2–5 µs per collective over its p50 at 1 KiB on 2× H200
+/// (docs/benchmarks.md, "Host memory").
+const PATTERN_TILE_BYTES: usize = 32 << 20;
+
+/// The verification pass downloads and compares the receive buffer in pieces of this size, so
+/// a check holds 64 MiB of host memory instead of the whole buffer.
+const CHECK_PIECE_BYTES: usize = 64 << 20;
+
+/// Elements in the host pattern tile for sends of up to `max_send` elements of `size` bytes: a
+/// whole number of pattern periods, no more than the largest send needs.
+fn tile_elements(max_send: u64, size: usize) -> usize {
+    let cap = (PATTERN_TILE_BYTES / size) as u64 / PATTERN_PERIOD * PATTERN_PERIOD;
+    max_send
+        .div_ceil(PATTERN_PERIOD)
+        .saturating_mul(PATTERN_PERIOD)
+        .min(cap) as usize
+}
 
 /// The sizes nccl-tests' `-b min -e max -f factor` visits.
 pub fn sizes(min: u64, max: u64, factor: u64) -> Vec<u64> {
@@ -152,7 +173,7 @@ impl Harness<'_> {
     ) -> Result<(), HarnessError> {
         for op in &plan.ops {
             for &dtype in &plan.dtypes {
-                // The pattern is periodic, so one host copy for the largest send serves every size.
+                // The pattern is periodic, so one tile of it serves every size.
                 let max_send = plan
                     .sizes
                     .iter()
@@ -160,7 +181,8 @@ impl Harness<'_> {
                     .map(|c| c.send)
                     .max();
                 let Some(max_send) = max_send else { continue };
-                let pattern = dtype.encode_pattern(self.rank, 0, max_send as usize);
+                let pattern =
+                    dtype.encode_pattern(self.rank, 0, tile_elements(max_send, dtype.size()));
                 let mut first = true;
                 for &size in &plan.sizes {
                     let Some(c) = op.counts(size, dtype.size() as u64, self.nranks) else {
@@ -371,6 +393,7 @@ struct Point<'a> {
     in_place: bool,
     input: &'a DeviceBuffer,
     output: &'a DeviceBuffer,
+    /// One tile of this rank's send pattern (`tile_elements`).
     pattern: &'a [u8],
 }
 
@@ -410,38 +433,60 @@ impl Point<'_> {
     /// with bytes no correct result contains.
     fn prepare_inputs(&self, rank: u32, poison: bool) -> Result<(), String> {
         let send_bytes = (self.c.send * self.elt()) as usize;
-        let data = &self.pattern[..send_bytes];
         if self.in_place {
             let (s, r) = self.op.in_place_offsets(rank, &self.c);
             if poison {
                 let extent = ((s + self.c.send).max(r + self.c.recv) * self.elt()) as usize;
                 self.output.fill(0, extent, POISON)?;
             }
-            self.output.upload((s * self.elt()) as usize, data)
+            self.output
+                .upload_tiled((s * self.elt()) as usize, send_bytes, self.pattern)
         } else {
             if poison {
                 self.output
                     .fill(0, (self.c.recv * self.elt()) as usize, POISON)?;
             }
-            self.input.upload(0, data)
+            self.input.upload_tiled(0, send_bytes, self.pattern)
         }
     }
 
     fn count_wrong(&self, rank: u32, nranks: u32) -> Result<u64, String> {
-        let (base, offset) = if self.in_place {
-            (
-                self.output,
-                self.op.in_place_offsets(rank, &self.c).1 * self.elt(),
-            )
+        let offset = if self.in_place {
+            self.op.in_place_offsets(rank, &self.c).1 * self.elt()
         } else {
-            (self.output, 0)
-        };
-        let got = base.download(offset as usize, (self.c.recv * self.elt()) as usize)?;
+            0
+        } as usize;
+        let elt = self.elt() as usize;
         let signed = self.dtype.signed();
-        Ok(self.dtype.count_wrong(&got, nranks, |k| {
-            self.op.expected(rank, nranks, &self.c, k, signed)
-        }))
+        count_in_pieces(
+            (self.c.recv * self.elt()) as usize,
+            CHECK_PIECE_BYTES / elt * elt,
+            |at, buf| self.output.download_into(offset + at, buf),
+            |at, got| {
+                let first = (at / elt) as u64;
+                self.dtype.count_wrong(got, nranks, |k| {
+                    self.op.expected(rank, nranks, &self.c, first + k, signed)
+                })
+            },
+        )
     }
+}
+
+/// Fetches `len` bytes piece by piece (`fetch(offset, buffer)`) into one reused buffer and
+/// adds up `count(offset, piece)`.
+fn count_in_pieces(
+    len: usize,
+    piece: usize,
+    mut fetch: impl FnMut(usize, &mut [u8]) -> Result<(), String>,
+    count: impl Fn(usize, &[u8]) -> u64,
+) -> Result<u64, String> {
+    let mut buf = vec![0u8; piece.min(len)];
+    let mut wrong = 0;
+    for (at, n) in pieces(len, piece) {
+        fetch(at, &mut buf[..n])?;
+        wrong += count(at, &buf[..n]);
+    }
+    Ok(wrong)
 }
 
 #[cfg(test)]
@@ -455,5 +500,55 @@ mod tests {
         assert_eq!(sizes(8, 8, 2), vec![8]);
         assert_eq!(sizes(1, 100, 10), vec![1, 10, 100]);
         assert_eq!(sizes(1 << 62, u64::MAX, 4).len(), 1, "no overflow");
+    }
+
+    #[test]
+    fn a_tiled_pattern_is_the_whole_pattern() {
+        for dtype in [DType::F32, DType::BF16, DType::F64, DType::I8] {
+            let n = 1003;
+            let tile = dtype.encode_pattern(1, 0, tile_elements(17, dtype.size()));
+            let mut tiled = vec![];
+            for (_, len) in pieces(n * dtype.size(), tile.len()) {
+                tiled.extend_from_slice(&tile[..len]);
+            }
+            assert_eq!(tiled, dtype.encode_pattern(1, 0, n), "{dtype:?}");
+        }
+    }
+
+    #[test]
+    fn the_tile_is_whole_periods_and_bounded() {
+        assert_eq!(tile_elements(1, 4), 5);
+        assert_eq!(tile_elements(10, 4), 10);
+        let big = tile_elements(1 << 30, 4);
+        assert_eq!(big as u64 % PATTERN_PERIOD, 0);
+        assert!(big * 4 <= PATTERN_TILE_BYTES && big * 4 > PATTERN_TILE_BYTES - 20);
+        assert_eq!(tile_elements(0, 8), 0);
+    }
+
+    #[test]
+    fn a_check_in_pieces_counts_what_a_whole_check_counts() {
+        let dtype = DType::F32;
+        let n = 1000u64;
+        let mut data = dtype.encode_pattern(0, 0, n as usize);
+        for k in [0usize, 249, 250, 999] {
+            data[k * 4 + 3] ^= 0x40; // wrong elements at the piece boundaries and both ends
+        }
+        let expected = |k: u64| crate::engine::dtype::pattern(0, k, true);
+        let whole = dtype.count_wrong(&data, 2, expected);
+        let mut fetched = 0;
+        let pieced = count_in_pieces(
+            data.len(),
+            1000,
+            |at, buf| {
+                fetched += 1;
+                buf.copy_from_slice(&data[at..at + buf.len()]);
+                Ok(())
+            },
+            |at, got| dtype.count_wrong(got, 2, |k| expected(at as u64 / 4 + k)),
+        )
+        .unwrap();
+        assert_eq!((whole, pieced, fetched), (4, 4, 4));
+        let failing = count_in_pieces(8, 4, |_, _| Err("gone".into()), |_, _| 0);
+        assert_eq!(failing, Err("gone".to_string()));
     }
 }
