@@ -504,8 +504,12 @@ mod tests {
 
     #[test]
     fn a_tiled_pattern_is_the_whole_pattern() {
-        for dtype in [DType::F32, DType::BF16, DType::F64, DType::I8] {
-            let n = 1003;
+        for name in [
+            "float32", "bfloat16", "float16", "float64", "int8", "uint8", "int32", "uint32",
+            "int64", "uint64",
+        ] {
+            let dtype = DType::parse(name).unwrap();
+            let n = 1003; // a partial last tile
             let tile = dtype.encode_pattern(1, 0, tile_elements(17, dtype.size()));
             let mut tiled = vec![];
             for (_, len) in pieces(n * dtype.size(), tile.len()) {
