@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::launch_fake::{Behavior, Fake, PodCtx, node};
-use crate::util::{fixture, netcheck};
+use crate::util::{container_args, fixture, netcheck};
 
 fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -54,12 +54,7 @@ fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
         container["resources"]["limits"]["vpc.amazonaws.com/efa"],
         "32"
     );
-    let args: Vec<&str> = container["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(container);
     assert!(args.windows(2).any(|w| w == ["--nnodes", "2"]), "{args:?}");
     assert!(yaml.starts_with("# netcheck launch --dry-run"));
 }
@@ -84,12 +79,7 @@ fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
     let docs: Vec<Value> =
         serde_saphyr::from_str_multiple(&String::from_utf8(out.stdout).unwrap()).unwrap();
     let container = &docs[2]["spec"]["template"]["spec"]["containers"][0];
-    let args: Vec<&str> = container["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(container);
     assert!(
         args.windows(2).any(|w| w == ["--fabric-check", "efa"]),
         "{args:?}"

@@ -18,7 +18,7 @@ use netcheck::results::RunRecord;
 use serde_json::Value;
 
 use crate::launch_fake::{Behavior, Fake, PodCtx, node};
-use crate::util::fixture;
+use crate::util::{container_args, fixture};
 
 const NS: &str = "bench";
 
@@ -217,12 +217,7 @@ async fn the_objects_follow_the_worker_contract() {
     let pod = &job["spec"]["template"]["spec"];
     assert_eq!(pod["subdomain"], "netcheck-t1-g1");
     let c = &pod["containers"][0];
-    let args: Vec<&str> = c["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(c);
     assert_eq!(
         args[..11],
         [

@@ -8,7 +8,7 @@ use netcheck::launch::kube::names::{is_dns1123_label, is_label_value};
 use netcheck::launch::kube::nodes::{PodResources, default_tolerations, parse_toleration};
 use proptest::prelude::*;
 
-use crate::util::fixture;
+use crate::util::{container_args, fixture};
 
 fn spec() -> RunSpec {
     RunSpec {
@@ -201,24 +201,14 @@ fn the_fabric_check_reaches_the_pod_command_and_opens_port_plus_one() {
 
     // Off by default: no flag, one port.
     let plain = pod(&spec());
-    let args: Vec<&str> = plain["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(&plain);
     assert!(!args.contains(&"--fabric-check"), "{args:?}");
     assert_eq!(ports(&plain["ports"]), [("rdzv".to_string(), 29400)]);
 
     let mut with = spec();
     with.fabric_check = Some("efa".into());
     let container = pod(&with);
-    let args: Vec<&str> = container["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let args = container_args(&container);
     let at = args
         .iter()
         .position(|a| *a == "--fabric-check")

@@ -17,3 +17,14 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join("tests/fixtures")
         .join(rel)
 }
+
+/// A container's `args` from a rendered manifest, as strings.
+#[allow(dead_code)]
+pub fn container_args(container: &serde_json::Value) -> Vec<&str> {
+    container["args"]
+        .as_array()
+        .expect("the container has args")
+        .iter()
+        .map(|a| a.as_str().expect("every arg is a string"))
+        .collect()
+}
