@@ -195,3 +195,18 @@ fn a_process_cannot_host_ranks_beyond_the_world() {
     assert_eq!(code, 2);
     assert!(err.contains("outside world size 2"), "{err}");
 }
+
+#[test]
+fn a_world_of_one_needs_no_peer() {
+    // One GPU: rank 0 alone passes every barrier and gather at once, not at the deadline.
+    let started = Instant::now();
+    let r0 = worker(0, 1, "127.0.0.1:0", "solo", &["--hold", "100ms"]);
+    let (c0, out0, err0) = finish(r0);
+    assert_eq!(c0, 0, "a one-rank world must finish: {err0}");
+    assert!(out0.contains(r#""event":"done""#), "{out0}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}, the worker's timeout is 8 s",
+        started.elapsed()
+    );
+}
