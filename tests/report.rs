@@ -302,3 +302,22 @@ fn single_node_runs_have_no_rank_table() {
     let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(!md.contains("Ranks and links"));
 }
+
+#[test]
+fn one_rank_runs_draw_time_not_zero_bandwidth() {
+    // `netcheck run` on a one-GPU H200 host (2026-12-01): every bus bandwidth is 0.
+    let dir = report(&[&results("one-gpu.json")], &[]);
+    assert!(
+        !dir.path().join("bandwidth.png").exists(),
+        "a plot of zeros"
+    );
+    assert!(dir.path().join("latency.png").exists());
+    let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(!md.contains("bandwidth.png"), "{md}");
+    assert!(
+        md.contains("one rank, so NCCL moved nothing between GPUs"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("one rank, so NCCL moved nothing"));
+}

@@ -131,8 +131,15 @@ fn write_report(results: &Path, dir: &Path) -> Result<()> {
 /// `2 ranks on 1 host, inter-node transport none, peak busbw 290.2 GB/s (all_gather 1G), 0 wrong`.
 fn describe(r: &RunRecord) -> String {
     let mut parts = vec![];
-    if let Some(n) = r.world_size {
-        parts.push(format!("{n} ranks on {} host(s)", r.hosts.len().max(1)));
+    match r.world_size {
+        Some(1) => {
+            parts.push("1 rank on 1 GPU: nothing measured between GPUs".to_string());
+            if let Some(times) = crate::launch::local::one_gpu_times(&r.rows) {
+                parts.push(format!("time per call {times}"));
+            }
+        }
+        Some(n) => parts.push(format!("{n} ranks on {} host(s)", r.hosts.len().max(1))),
+        None => {}
     }
     if let Some(a) = &r.analysis {
         let fallback = if a.socket_fallback == Some(true) {
@@ -148,7 +155,7 @@ fn describe(r: &RunRecord) -> String {
     let all_rows = r.rows.iter().chain(r.pairs.iter().flat_map(|p| &p.rows));
     if let Some(best) = all_rows
         .clone()
-        .filter(|x| x.busbw_gbs.is_some())
+        .filter(|x| x.busbw_gbs.is_some_and(|b| b > 0.0))
         .max_by(|a, b| {
             a.busbw_gbs
                 .unwrap_or(0.0)

@@ -5,6 +5,15 @@
 //! Global ranks are numbered node by node: rank = node × ranks per node + local rank, the
 //! order NCCL's own `localRank` follows, so the launch layout and NCCL's view can be compared.
 
+/// `1 GPU`, `8 GPUs`.
+fn gpus_word(n: u32) -> String {
+    if n == 1 {
+        "1 GPU".into()
+    } else {
+        format!("{n} GPUs")
+    }
+}
+
 /// One rank's place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Place {
@@ -53,7 +62,10 @@ impl Layout {
             };
             if g == 0 || g > host_gpus {
                 return Err(format!(
-                    "--gpus-per-node {g}: this host has {host_gpus} GPU(s)"
+                    "--gpus-per-node {g} gives each simulated node {g} ranks on GPUs 0 to {}; this host has {}: pass --gpus-per-node {} or less",
+                    g.saturating_sub(1),
+                    gpus_word(host_gpus),
+                    host_gpus.max(1)
                 ));
             }
             if nodes < 2 || nnodes > 1 {
@@ -71,13 +83,27 @@ impl Layout {
         }
         let local = gpus.unwrap_or(host_gpus);
         if local == 0 || local > host_gpus {
-            return Err(format!("--gpus {local}: this host has {host_gpus} GPU(s)"));
+            return Err(if host_gpus == 0 {
+                format!("--gpus {local}: this host has 0 GPUs")
+            } else {
+                format!(
+                    "--gpus {local}: this host has {}; pass --gpus {host_gpus} or less, or leave it out to use them all",
+                    gpus_word(host_gpus)
+                )
+            });
         }
         let world = nnodes * local;
         let kind = match simulate_nodes {
-            Some(n) if n < 2 || n > world => {
+            Some(n) if n < 2 => {
                 return Err(format!(
-                    "--simulate-nodes {n} needs 2 to {world} (one rank per GPU; add --gpus-per-node to share GPUs between simulated nodes)"
+                    "--simulate-nodes {n}: a simulated job needs 2 or more nodes"
+                ));
+            }
+            Some(n) if n > world => {
+                return Err(format!(
+                    "--simulate-nodes {n} puts each node's ranks on GPUs of their own; this host has {}: add --gpus-per-node 1 to let the {n} nodes share {}",
+                    gpus_word(world),
+                    if world == 1 { "it" } else { "them" }
                 ));
             }
             Some(nodes) => Kind::Split { nodes },
@@ -242,6 +268,12 @@ mod tests {
         let err = |r: Result<Layout, String>| r.unwrap_err();
         assert!(err(Layout::new(2, Some(3), None, None, 1, 0)).contains("--gpus 3"));
         assert!(err(Layout::new(2, None, Some(3), None, 1, 0)).contains("--simulate-nodes 3"));
+        assert!(err(Layout::new(2, None, Some(1), None, 1, 0)).contains("2 or more nodes"));
+        // One GPU: the message names the flag that makes the layout possible.
+        let one = err(Layout::new(1, None, Some(2), None, 1, 0));
+        assert!(one.contains("this host has 1 GPU"), "{one}");
+        assert!(one.contains("add --gpus-per-node 1"), "{one}");
+        assert!(Layout::new(1, None, Some(2), Some(1), 1, 0).is_ok());
         assert!(err(Layout::new(2, None, Some(2), Some(3), 1, 0)).contains("--gpus-per-node 3"));
         assert!(err(Layout::new(2, None, None, Some(1), 1, 0)).contains("--simulate-nodes"));
         assert!(err(Layout::new(0, None, None, None, 1, 0)).contains("0 GPU"));

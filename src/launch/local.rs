@@ -128,7 +128,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     }
     if world == 1 {
         eprintln!(
-            "netcheck: warning: 1 rank: NCCL moves no data between GPUs; bus bandwidth is 0 by definition"
+            "netcheck: note: 1 rank: NCCL moves no data between GPUs, so bus bandwidth is 0 by definition; the table times NCCL's per-call cost on one GPU"
         );
     }
     eprintln!(
@@ -819,6 +819,44 @@ fn print_layout(
     }
 }
 
+/// `all_gather 9.8 µs (1K) to 2.11 ms (1G)`: per-call time (mean over the timed loop) at the
+/// smallest and largest size of each collective, out-of-place; what one rank measures.
+pub fn one_gpu_times(rows: &[crate::results::ResultRow]) -> Option<String> {
+    let mut ops: Vec<&str> = vec![];
+    for r in rows {
+        if !ops.contains(&r.op.as_str()) {
+            ops.push(&r.op);
+        }
+    }
+    let fmt = |us: f64| {
+        if us >= 1000.0 {
+            format!("{:.2} ms", us / 1000.0)
+        } else {
+            format!("{us:.1} µs")
+        }
+    };
+    let parts: Vec<String> = ops
+        .iter()
+        .filter_map(|op| {
+            let mine = || rows.iter().filter(|r| r.op == *op && !r.in_place);
+            let lo = mine().min_by_key(|r| r.bytes)?;
+            let hi = mine().max_by_key(|r| r.bytes)?;
+            let size = crate::config::format_bytes;
+            Some(format!(
+                "{op} {} ({}) to {} ({})",
+                fmt(lo.time_us.mean),
+                size(lo.bytes),
+                fmt(hi.time_us.mean),
+                size(hi.bytes)
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// What a one-GPU run ends with: it measured nothing between GPUs, and what would.
+pub const ONE_GPU_ADVICE: &str = "one GPU measures nothing between GPUs. For NCCL's network path on this host, run `netcheck run --simulate-nodes 2 --gpus-per-node 1` (two simulated nodes share the GPU); for the network itself, run on several nodes (`netcheck launch`, or `netcheck run --nnodes N` on each)";
+
 fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
     if let Some(a) = &record.analysis {
         let networks = if a.networks.is_empty() {
@@ -838,12 +876,19 @@ fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
             eprintln!("netcheck: warning: {} [{}]", f.message, f.id);
         }
     }
-    let worst = record
+    if record.world_size == Some(1) {
+        if let Some(span) = one_gpu_times(&record.rows) {
+            eprintln!("netcheck: time per call on 1 GPU: {span}");
+        }
+        eprintln!("netcheck: {ONE_GPU_ADVICE}");
+    }
+    let best = record
         .rows
         .iter()
         .filter_map(|r| r.busbw_gbs.map(|b| (b, r)))
+        .filter(|(b, _)| *b > 0.0)
         .max_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some((bw, r)) = worst {
+    if let Some((bw, r)) = best {
         eprintln!(
             "netcheck: peak bus bandwidth {bw:.1} GB/s ({} {})",
             r.op,

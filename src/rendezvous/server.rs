@@ -200,9 +200,7 @@ impl Group for Server {
         let n = self.world_size;
         self.wait_until(
             deadline,
-            |st| {
-                st.gathers.get(&seq).map_or(0, |g| g.len()) as u32 >= n - 1
-            },
+            |st| st.gathers.get(&seq).map_or(0, |g| g.len()) as u32 >= n - 1,
             |st| {
                 let got = st.gathers.get(&seq);
                 let missing = missing_ranks(n, |r| got.is_some_and(|g| g.contains_key(&r)));

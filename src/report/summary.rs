@@ -131,6 +131,18 @@ fn runs(doc: &Document, out: &mut Vec<Block>) {
         ],
         rows,
     ));
+    let single: Vec<&str> = doc
+        .runs
+        .iter()
+        .filter(|r| r.record.world_size == Some(1))
+        .map(|r| r.label.as_str())
+        .collect();
+    if !single.is_empty() {
+        out.push(Block::Paragraph(format!(
+            "{}: one rank, so NCCL moved nothing between GPUs and bus bandwidth is 0 by definition; the times are NCCL's per-call cost on one GPU (out-of-place: a device copy; in-place: nothing to do). Two ranks or more measure the GPU network.",
+            single.join(", ")
+        )));
+    }
     let errors: Vec<String> = doc
         .runs
         .iter()
