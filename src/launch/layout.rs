@@ -85,6 +85,11 @@ impl Layout {
         if local == 0 || local > host_gpus {
             return Err(if host_gpus == 0 {
                 format!("--gpus {local}: this host has 0 GPUs")
+            } else if local == 0 {
+                format!(
+                    "--gpus 0: a run needs at least 1 GPU; this host has {}",
+                    gpus_word(host_gpus)
+                )
             } else {
                 format!(
                     "--gpus {local}: this host has {}; pass --gpus {host_gpus} or less, or leave it out to use them all",
@@ -277,5 +282,6 @@ mod tests {
         assert!(err(Layout::new(2, None, Some(2), Some(3), 1, 0)).contains("--gpus-per-node 3"));
         assert!(err(Layout::new(2, None, None, Some(1), 1, 0)).contains("--simulate-nodes"));
         assert!(err(Layout::new(0, None, None, None, 1, 0)).contains("0 GPU"));
+        assert!(err(Layout::new(1, Some(0), None, None, 1, 0)).contains("at least 1 GPU"));
     }
 }
