@@ -32,7 +32,28 @@ pub fn classify(msg: &str) -> Option<Event<'_>> {
         return Some(Event::SocketInterfaces(rest));
     }
     // 2.19+: `NET/<any network> : GPU Direct RDMA Enabled|Disabled for HCA ...`.
-    gdr_nic(msg)
+    gdr_nic(msg).or_else(|| self_named(msg))
+}
+
+/// `NET/FastSocket : Connected after 18 retries.`, `NET/GPUDirectTCPX : GPUDirectTCPX enable:
+/// 1`: an external plugin's own lines carry its name (NCCL's built-in modules and
+/// aws-ofi-nccl are read above). A connection it reports made or accepted is a NET
+/// connection.
+fn self_named(msg: &str) -> Option<Event<'_>> {
+    let rest = msg.strip_prefix("NET/")?;
+    let end = rest.find([' ', ':'])?;
+    let name = &rest[..end];
+    let after = rest[end..].trim_start_matches(' ').strip_prefix(':')?;
+    let builtin = ["IB", "Socket", "OFI", "Plugin", "GDR"];
+    if name.is_empty()
+        || builtin.contains(&name)
+        || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return None;
+    }
+    let after = after.trim_start();
+    let connected = after.starts_with("Connected") || after.starts_with("Accepted");
+    Some(Event::PluginSelfNamed { name, connected })
 }
 
 /// `NET/IB : rest`, `NET/IB: rest` → `rest`.
@@ -68,6 +89,14 @@ fn ib(rest: &str) -> Option<Event<'_>> {
     if rest.starts_with("No device found") {
         return Some(Event::IbNoDevice);
     }
+    // 2.2/2.3: one port per line, `NET/IB: [0] mlx5_1:1/IB`.
+    if rest.starts_with('[') && rest[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        return Some(Event::IbDevices(rest));
+    }
+    // Completion errors exist only on a connection that carried data (every era's form).
+    if rest.starts_with("Got completion") {
+        return Some(Event::NetTrafficError { ib: true });
+    }
     if let Some(devices) = rest.strip_prefix("Using ") {
         // Devices come before `; OOB <if>`; the OOB interface is not a device.
         let end = OOB.find(devices.as_bytes()).unwrap_or(devices.len());
@@ -95,6 +124,10 @@ pub fn ib_devices(list: &str) -> Vec<IbDevice> {
 fn socket(rest: &str) -> Option<Event<'_>> {
     if let Some(list) = rest.strip_prefix("Using ") {
         return Some(Event::SocketInterfaces(list));
+    }
+    // net_socket.cc's WARN when a NET/Socket connection fails mid-transfer.
+    if rest.starts_with("socket progress error") {
+        return Some(Event::NetTrafficError { ib: false });
     }
     gdr_from(rest)
 }
@@ -171,6 +204,7 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
         "Could not find any optimal provider",
         "OFI fi_getinfo() call failed",
         "No eligible providers were found",
+        "Only EFA provider is supported",
     ];
     if provider_missing.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::ProviderMissing);
@@ -183,6 +217,9 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     ];
     if init_failed.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::InitFailed);
+    }
+    if let Some(filter) = rest.strip_prefix("Setting provider_filter to ") {
+        return Some(OfiEvent::ProviderFilter(filter.trim()));
     }
     // Most NET/OFI lines are informational; test for the rare ones with one byte search each.
     let bytes = rest.as_bytes();
@@ -348,6 +385,13 @@ mod tests {
             ofi("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR"),
             Some(OfiEvent::GdrOff)
         );
-        assert_eq!(ofi("NET/OFI Setting provider_filter to efa"), None);
+        assert_eq!(
+            ofi("NET/OFI Setting provider_filter to efa"),
+            Some(OfiEvent::ProviderFilter("efa"))
+        );
+        assert_eq!(
+            ofi("NET/OFI Only EFA provider is supported"),
+            Some(OfiEvent::ProviderMissing)
+        );
     }
 }

@@ -314,7 +314,7 @@ impl Analyzer {
         {
             let number = |i: usize| caps[i].parse::<u32>().ok();
             if let (Some(rank), Some(pid), Some(dev)) = (number(1), number(2), number(4)) {
-                facts.header_rank(rank, &caps[3], pid, dev);
+                facts.header_rank(rank, &caps[3], pid, dev, seen);
             }
         }
     }

@@ -64,8 +64,15 @@ pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
             Some(Event::BootstrapInterface(interface_name(rest)))
         }
         b'P' => {
+            // `P2P plugin IBext` (2.12–2.19), `P2P plugin v8 IBext_v8` (2.20+).
             let name = msg.strip_prefix("P2P plugin ")?;
-            Some(Event::PluginLoaded(name.split_whitespace().next()?))
+            let mut words = name.split_whitespace();
+            let first = words.next()?;
+            let is_api = first.len() > 1
+                && first.starts_with('v')
+                && first[1..].bytes().all(|b| b.is_ascii_digit());
+            let name = if is_api { words.next()? } else { first };
+            Some(Event::PluginLoaded(name))
         }
         b'c' => {
             if let Some(driver) = msg.strip_prefix("cudaDriverVersion ") {
@@ -77,6 +84,7 @@ pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
             }
         }
         b'n' if msg.starts_with("ncclComm") => comm_line(msg),
+        b'r' if msg.starts_with("rank ") => comm_line(msg),
         b'a'..=b'z' => breadcrumb(msg),
         _ => None,
     }
@@ -185,8 +193,26 @@ static NNODES: Needle = LazyLock::new(|| memmem::Finder::new(b" nNodes "));
 fn connection_or_layout(msg: &str) -> Option<Event<'_>> {
     match VIA.find(msg.as_bytes()) {
         Some(at) => connection(&msg[at + 5..], link(&msg[..at])),
-        None => Some(Event::Topology),
+        None => Some(ring_order(msg).unwrap_or(Event::Topology)),
     }
+}
+
+/// `Channel 00/12 :    0   3   2   1   5   6   7   4` (2.5+) or `Channel 00 :    0   1` /
+/// `Ring 00 :    0   1` (2.4): the ring over every rank of the communicator.
+fn ring_order(msg: &str) -> Option<Event<'_>> {
+    let (head, list) = msg.split_once(" : ")?;
+    let head_ok = head
+        .split_once(' ')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'/'));
+    if !head_ok {
+        return None;
+    }
+    let mut ranks = 0u32;
+    for word in list.split_ascii_whitespace() {
+        parse_u32(word.as_bytes())?;
+        ranks += 1;
+    }
+    (ranks > 0).then_some(Event::RingOrder { ranks })
 }
 
 /// `Channel 00/0 : 3[0] -> 0[0] [receive]` / `Ring 00 : 3 -> 4 [send]` → ranks 3 and 0.
@@ -255,6 +281,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
         Start,
         Complete,
         Nodes,
+        Ranks,
     }
     let kind = if msg.ends_with("Init START") {
         Kind::Start
@@ -264,6 +291,8 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
         return Some(Event::Destroyed);
     } else if msg.starts_with("comm 0x") && NNODES.find(msg.as_bytes()).is_some() {
         Kind::Nodes
+    } else if msg.starts_with("rank ") || msg.starts_with("comm 0x") {
+        Kind::Ranks
     } else {
         return None;
     };
@@ -274,6 +303,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     let mut comm_id = None;
     let mut local_ranks = None;
     let mut local_rank = None;
+    let mut mnnvl = None;
     let mut words = Words { text: msg, pos: 0 };
     while let Some(word) = words.next() {
         let slot = match word {
@@ -283,6 +313,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             "nNodes" => &mut nnodes,
             "localRanks" => &mut local_ranks,
             "localRank" => &mut local_rank,
+            "MNNVL" => &mut mnnvl,
             "commId" => &mut comm_id,
             _ => continue,
         };
@@ -293,11 +324,18 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     }
     let number = |word: Option<&str>| word.and_then(|w| parse_u32(w.as_bytes()));
     let (rank, nranks) = (number(rank), number(nranks));
+    if let Kind::Ranks = kind {
+        return Some(Event::CommRanks {
+            rank: rank?,
+            nranks: nranks?,
+        });
+    }
     let init = InitLine {
         comm: comm?,
         rank,
         nranks,
         comm_id,
+        all_in_one_process: msg.starts_with("ncclCommInitAll "),
     };
     Some(match kind {
         Kind::Start => Event::InitStart(init),
@@ -309,7 +347,9 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             nnodes: number(nnodes)?,
             local_ranks: number(local_ranks),
             local_rank: number(local_rank),
+            mnnvl: number(mnnvl),
         },
+        Kind::Ranks => return None,
     })
 }
 
@@ -531,6 +571,7 @@ mod tests {
                 nnodes: 2,
                 local_ranks: Some(1),
                 local_rank: Some(0),
+                mnnvl: Some(0),
             })
         );
         let start = info(
@@ -542,7 +583,8 @@ mod tests {
                 comm: "0x1624efc0",
                 rank: Some(1),
                 nranks: Some(2),
-                comm_id: Some("0x4c64857d1447e24c")
+                comm_id: Some("0x4c64857d1447e24c"),
+                all_in_one_process: false,
             }))
         );
         let done =

@@ -39,6 +39,10 @@ pub struct Facts {
     /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).
     pub job_versions: Vec<Fact<String>>,
     pub header_hosts: Vec<String>,
+    /// nccl-tests' rank table: lines read, and the highest rank number in them.
+    pub header_ranks: u32,
+    pub header_max_rank: Option<u32>,
+    pub header_evidence: Option<Evidence>,
     pub warnings: EvidenceList,
     pub errors: EvidenceList,
     pub no_net_plugin: EvidenceList,
@@ -173,6 +177,13 @@ impl Facts {
                     if !p.ib_devices.is_empty() {
                         p.ib_devices_evidence = Some(seen.evidence());
                     }
+                } else {
+                    // 2.2/2.3 list one port per line; later lists repeat per communicator.
+                    for device in super::net_lines::ib_devices(list) {
+                        if p.ib_devices.len() < MAX_LIST && !p.ib_devices.contains(&device) {
+                            p.ib_devices.push(device);
+                        }
+                    }
                 }
             }
             Event::IbNoDevice => {
@@ -222,9 +233,13 @@ impl Facts {
                 nnodes,
                 local_ranks,
                 local_rank,
+                mnnvl,
                 ..
             } => {
                 let r = &mut self.ranks[rank];
+                if mnnvl == Some(1) && nnodes > 1 {
+                    r.mnnvl.get_or_insert_with(|| seen.evidence());
+                }
                 if nranks > 1 {
                     r.multi_rank_comm = true;
                 }
@@ -241,8 +256,56 @@ impl Facts {
                     });
                 }
             }
-            Event::InitStart(init) => self.init_started(rank, init, seen),
-            Event::InitComplete(init) => self.init_completed(rank, init),
+            Event::CommRanks {
+                rank: number,
+                nranks,
+            } => {
+                let r = &mut self.ranks[rank];
+                if nranks > 1 {
+                    r.multi_rank_comm = true;
+                }
+                if nranks >= r.world.max(1) {
+                    r.world = nranks;
+                    r.rank = Some(number);
+                }
+            }
+            Event::RingOrder { ranks } => {
+                let r = &mut self.ranks[rank];
+                r.ring_ranks = r.ring_ranks.max(ranks);
+            }
+            Event::PluginSelfNamed { name, connected } => {
+                p.net_init_seen = true;
+                set_once(&mut p.self_named, || name.to_string(), seen);
+                if connected {
+                    p.self_named_connected
+                        .get_or_insert_with(|| seen.evidence());
+                }
+            }
+            Event::NetTrafficError { ib } => {
+                let slot = if ib {
+                    &mut p.ib_traffic
+                } else {
+                    &mut p.socket_traffic
+                };
+                slot.get_or_insert_with(|| seen.evidence());
+                self.warnings.push(seen);
+            }
+            Event::InitStart(init) => {
+                if init.all_in_one_process {
+                    self.ranks[rank]
+                        .all_in_one_process
+                        .get_or_insert_with(|| seen.evidence());
+                }
+                self.init_started(rank, init, seen)
+            }
+            Event::InitComplete(init) => {
+                if init.all_in_one_process {
+                    self.ranks[rank]
+                        .all_in_one_process
+                        .get_or_insert_with(|| seen.evidence());
+                }
+                self.init_completed(rank, init)
+            }
             Event::Connected { gdr } => {
                 if gdr.is_some() {
                     self.ranks[rank].ring_gdr = gdr;
@@ -281,6 +344,9 @@ impl Facts {
             OfiEvent::InitFailed => push_failure(p, PluginFailure::OfiInitFailed, seen),
             OfiEvent::GdrOff => {
                 p.ofi_gdr_off.get_or_insert_with(|| seen.evidence());
+            }
+            OfiEvent::ProviderFilter(filter) => {
+                p.ofi_filter.get_or_insert_with(|| filter.to_string());
             }
             OfiEvent::EfaRuntime => {
                 p.efa_runtime.get_or_insert_with(|| seen.evidence());
@@ -415,10 +481,13 @@ impl Facts {
     }
 
     /// An nccl-tests `# Rank N ... Pid P on HOST device D` header line.
-    pub fn header_rank(&mut self, number: u32, host: &str, pid: u32, dev: u32) {
+    pub fn header_rank(&mut self, number: u32, host: &str, pid: u32, dev: u32, seen: &Seen) {
+        self.header_evidence.get_or_insert_with(|| seen.evidence());
         if self.header_hosts.len() < MAX_PROCESSES && !self.header_hosts.iter().any(|h| h == host) {
             self.header_hosts.push(host.to_string());
         }
+        self.header_ranks = self.header_ranks.saturating_add(1);
+        self.header_max_rank = self.header_max_rank.max(Some(number));
         let key = format!("{host}:{pid}");
         if let Some(rank) = self.rank_for(&key, None, Some(host), Some(pid), Some(dev)) {
             let r = &mut self.ranks[rank];
@@ -470,7 +539,10 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::InitComplete(_) => Phase::InitComplete,
         Event::Connected { .. } => Phase::Connected,
         Event::Destroyed => Phase::Destroyed,
-        Event::NoNetPlugin | Event::Breadcrumb { .. } | Event::Warn => Phase::Error,
+        Event::NoNetPlugin
+        | Event::Breadcrumb { .. }
+        | Event::Warn
+        | Event::NetTrafficError { .. } => Phase::Error,
         _ => return None,
     })
 }

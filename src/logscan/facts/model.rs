@@ -143,6 +143,16 @@ pub struct Process {
     pub ofi_nics: Option<u32>,
     pub ofi_gdr_off: Option<Evidence>,
     pub efa_runtime: Option<Evidence>,
+    /// aws-ofi-nccl's `Setting provider_filter to X`: the only provider it may select.
+    pub ofi_filter: Option<String>,
+    /// An external plugin that named itself in its own lines (`NET/FastSocket : ...`).
+    pub self_named: Option<Fact<String>>,
+    /// That plugin reported a connection made or accepted: NET connections exist.
+    pub self_named_connected: Option<Evidence>,
+    /// `NET/IB : Got completion from peer ...`: the IB verbs transport carried data.
+    pub ib_traffic: Option<Evidence>,
+    /// `NET/Socket : socket progress error`: a NET/Socket connection carried data.
+    pub socket_traffic: Option<Evidence>,
     pub tuner_probe: Option<Evidence>,
     /// Any line about choosing or initialising a network: we know what NCCL tried.
     pub net_init_seen: bool,
@@ -279,6 +289,12 @@ pub struct Rank {
     pub open_inits: Vec<OpenInit>,
     pub completed_inits: u64,
     pub ring_gdr: Option<bool>,
+    /// The most ranks a ring listing of this rank showed (every rank of its communicator).
+    pub ring_ranks: u32,
+    /// Joined a communicator made by `ncclCommInitAll`: all its ranks in this one process.
+    pub all_in_one_process: Option<Evidence>,
+    /// `MNNVL 1` on a communicator line (2.20+): the nodes share an NVLink domain.
+    pub mnnvl: Option<Evidence>,
 }
 
 /// Ranks that logged `Init START` for one `commId` (2.19+), to spot ranks that never joined.
