@@ -379,7 +379,7 @@ pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
         && let Some(p) = facts
             .processes
             .iter()
-            .find(|p| p.ranks.len() >= world as usize)
+            .find(|p| process_ranks(facts, p) >= world as usize)
     {
         let why = format!("all {world} ranks in process {}", p.label());
         return found(NodeCount::One, Basis::OneProcess, why, None);
@@ -396,10 +396,28 @@ pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
         let evidence = facts.header_evidence.as_ref();
         return found(NodeCount::One, Basis::NcclTestsDeviceList, why, evidence);
     }
-    let ranks_with_dev = facts.ranks.iter().filter(|r| r.dev.is_some()).count();
-    if hosts.len() == 1 && world > 0 && ranks_with_dev >= world as usize {
-        let why = format!("all {world} ranks on {}", hosts[0]);
-        return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+    if hosts.len() == 1 && world > 0 {
+        let on_host: Vec<&Rank> = facts
+            .ranks
+            .iter()
+            .filter(|r| r.dev.is_some())
+            .filter(|r| facts.processes[r.process].host.as_deref() == Some(hosts[0].as_str()))
+            .collect();
+        let max_dev = on_host.iter().filter_map(|r| r.dev).max().unwrap_or(0);
+        let shown = on_host.len();
+        if shown >= world as usize {
+            let why = format!("all {world} ranks on {}", hosts[0]);
+            return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+        }
+        // Jobs put as many ranks on every node. A host that holds more than half of them,
+        // and has a GPU numbered for each, holds them all.
+        if 2 * shown > world as usize && max_dev + 1 >= world {
+            let why = format!(
+                "{shown} of {world} ranks on {}, which shows GPUs up to device {max_dev}",
+                hosts[0]
+            );
+            return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+        }
     }
     Nodes {
         count: NodeCount::Unknown,
@@ -407,6 +425,19 @@ pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
         why: String::new(),
         evidence: None,
     }
+}
+
+/// The ranks a process is seen to hold: its devices, or the ranks its `P2P/direct pointer`
+/// links join, whichever is more.
+fn process_ranks(facts: &Facts, p: &Process) -> usize {
+    let mut linked: Vec<u32> = p
+        .ranks
+        .iter()
+        .flat_map(|&r| facts.ranks[r].same_process_ranks.iter().copied())
+        .collect();
+    linked.sort_unstable();
+    linked.dedup();
+    p.ranks.len().max(linked.len())
 }
 
 /// A global rank at or above the number of GPUs its host shows (rank 155 on local device 3):
@@ -582,6 +613,15 @@ fn module_transport(rank: &Rank, process: &Process, job: &JobContext) -> Option<
     {
         return Some(decision("IB", Basis::InitSequence, devices));
     }
+    // Errors that only a NET connection of that module produces.
+    if let Some(error) = &process.ib_traffic {
+        let mut d = decision("IB", Basis::NetErrors, error);
+        d.basis.retain(|b| *b != Basis::NetworkModule);
+        return Some(d);
+    }
+    if let Some(error) = &process.socket_traffic {
+        return Some(decision("Socket", Basis::NetErrors, error));
+    }
     let ib_absent = process.ib_no_device
         || process.verbs_missing.is_some()
         || process
@@ -739,19 +779,52 @@ pub fn job_provider(facts: &Facts) -> Option<String> {
 }
 
 fn hosts(facts: &Facts) -> Vec<String> {
-    let mut hosts: Vec<String> = facts
+    // Processes by how many records they logged: a name garbled by interleaved output
+    // (`80356ljm:803564` beside `ljm:803564`, `23:83` beside `worker-23:83`) is seen rarely.
+    let mut processes: Vec<&Process> = facts
         .processes
         .iter()
         .filter(|p| !p.ranks.is_empty())
-        .filter_map(|p| p.host.clone())
-        .chain(facts.header_hosts.iter().cloned())
         // `...` is an author's abbreviation, not a host.
-        .filter(|h| h.bytes().any(|b| b.is_ascii_alphanumeric()))
+        .filter(|p| {
+            p.host
+                .as_deref()
+                .is_some_and(|h| h.bytes().any(|b| b.is_ascii_alphanumeric()))
+        })
+        .collect();
+    processes.sort_by_key(|p| std::cmp::Reverse(p.records));
+    let mut kept: Vec<(&str, u32)> = Vec::new();
+    let mut by_pid: std::collections::HashMap<u32, Vec<&str>> = Default::default();
+    for p in processes {
+        let (Some(host), Some(pid)) = (p.host.as_deref(), p.pid) else {
+            continue;
+        };
+        let same_pid = by_pid.entry(pid).or_default();
+        let garbled = same_pid
+            .iter()
+            .any(|k| *k != host && (k.ends_with(host) || host.ends_with(k)));
+        if garbled {
+            continue;
+        }
+        if same_pid.len() < 64 {
+            same_pid.push(host);
+        }
+        if kept.len() < MAX_HOSTS {
+            kept.push((host, pid));
+        }
+    }
+    let mut hosts: Vec<String> = kept
+        .into_iter()
+        .map(|(h, _)| h.to_string())
+        .chain(facts.header_hosts.iter().cloned())
         .collect();
     hosts.sort();
     hosts.dedup();
     hosts
 }
+
+/// Enough host names for every decision and message; memory stays bounded.
+const MAX_HOSTS: usize = 16_384;
 
 /// Why an RDMA path counts as attempted or present, where, and the line that shows it.
 #[derive(Debug, Clone)]

@@ -17,8 +17,13 @@ pub use model::*;
 use super::net_lines;
 use super::prefix::{Level, parse_u32};
 
-/// Classifies one NCCL record.
+/// Classifies one NCCL record: `Presence` when it carries no evidence but shows that its
+/// rank exists (a rank whose only lines are `threadThresholds ...` still counts).
 pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
+    Some(classify_record(level, msg).unwrap_or(Event::Presence))
+}
+
+fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
     if level == Level::Warn {
         return Some(classify_warn(msg));
     }

@@ -112,6 +112,8 @@ pub enum EventOf<S> {
     TunerProbe,
     /// Any other NCCL WARN.
     Warn,
+    /// A record with no evidence: its rank exists.
+    Presence,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,6 +240,7 @@ impl<S> EventOf<S> {
             Breadcrumb { code } => Breadcrumb { code },
             TunerProbe => TunerProbe,
             Warn => Warn,
+            Presence => Presence,
         }
     }
 }

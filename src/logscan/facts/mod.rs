@@ -108,6 +108,7 @@ impl Facts {
             self.set_phase(rank, phase, seen);
         }
         let p = &mut self.processes[process];
+        p.records += 1;
         match event {
             Event::Version(version) => set_once(&mut p.version, || version.to_string(), seen),
             Event::CudaDriver(driver) => {
@@ -316,7 +317,7 @@ impl Facts {
             }
             Event::Breadcrumb { .. } => self.errors.push(seen),
             Event::Warn => self.warnings.push(seen),
-            Event::Destroyed | Event::Topology => {}
+            Event::Destroyed | Event::Topology | Event::Presence => {}
         }
     }
 
@@ -357,6 +358,10 @@ impl Facts {
 
     fn add_connection(&mut self, rank: usize, conn: Conn, link: Option<Link>, seen: &Seen) {
         let r = &mut self.ranks[rank];
+        if let (Conn::P2p("P2P/direct pointer"), Some(link)) = (conn, link) {
+            add_peer(&mut r.same_process_ranks, link.from);
+            add_peer(&mut r.same_process_ranks, link.to);
+        }
         // The other end, when the line names this rank at one end (lines of a smaller
         // communicator use other numbers and may name neither).
         let peer = link.and_then(|l| match r.rank {

@@ -157,6 +157,8 @@ pub struct Process {
     /// Any line about choosing or initialising a network: we know what NCCL tried.
     pub net_init_seen: bool,
     pub ranks: Vec<usize>,
+    /// NCCL records folded for this process.
+    pub records: u64,
 }
 
 impl Process {
@@ -295,6 +297,9 @@ pub struct Rank {
     pub all_in_one_process: Option<Evidence>,
     /// `MNNVL 1` on a communicator line (2.20+): the nodes share an NVLink domain.
     pub mnnvl: Option<Evidence>,
+    /// Both ends of `P2P/direct pointer` links, which NCCL uses only between ranks of one
+    /// process (sorted, at most `MAX_PEERS`).
+    pub same_process_ranks: Vec<u32>,
 }
 
 /// Ranks that logged `Init START` for one `commId` (2.19+), to spot ranks that never joined.
