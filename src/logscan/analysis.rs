@@ -19,6 +19,9 @@ pub struct Analysis {
     /// (`nnodes`, `channel-lines`, `distinct-hosts`, `network-module`, `ofi-provider`, ...).
     #[serde(default)]
     pub basis: Vec<String>,
+    /// The same in words, for people: `2 hosts; network AWS Libfabric; provider efa`.
+    #[serde(default)]
+    pub why: String,
     pub gdr: Option<bool>,
     pub per_rank: Vec<RankSummary>,
     pub findings: Vec<Finding>,

@@ -288,6 +288,9 @@ impl Analyzer {
     /// Lines without an NCCL record: the bare version line (≤ 2.21), PyTorch's NCCL errors and
     /// watchdog timeouts, libfabric warnings, nccl-tests' rank table.
     fn other_line(&mut self, seen: &Seen, text: &str) {
+        if self.legacy_record(seen) {
+            return;
+        }
         let found = OtherWords::find(text);
         let facts = &mut self.facts;
         if let Some(at) = found.nccl_version
@@ -320,6 +323,35 @@ impl Analyzer {
     }
 
     /// Decides the transport, runs the rules and returns the analysis.
+    /// NCCL 2.2's `host:pid:tid [dev] INFO msg`, without the word `NCCL`: a record when
+    /// NCCL's prefix is complete right before `INFO`.
+    fn legacy_record(&mut self, seen: &Seen) -> bool {
+        static LEGACY: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"] INFO "));
+        let raw = seen.raw;
+        let Some(at) = LEGACY.find(raw) else {
+            return false;
+        };
+        let marker = at + 2;
+        let place = Place {
+            line: raw,
+            region: (0, marker),
+            first: true,
+        };
+        let origin = place.origin();
+        if origin.process.is_none() || origin.dev.is_none() || origin.prefix.is_empty() {
+            return false;
+        }
+        let msg = decode(raw[marker + 5..].trim_ascii());
+        let record = Record {
+            level: Level::Info,
+            msg,
+            place,
+        };
+        self.record(record, seen);
+        true
+    }
+
     pub fn finish(self) -> Analysis {
         self.analysis()
     }

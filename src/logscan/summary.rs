@@ -29,6 +29,7 @@ pub fn analysis(facts: &Facts, expect: Option<Transport>) -> Analysis {
             .iter()
             .map(|b| b.as_str().to_string())
             .collect(),
+        why: decision.why.clone(),
         gdr: decision.gdr,
         per_rank: per_rank(facts, &decision),
         findings,
