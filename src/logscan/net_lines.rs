@@ -147,6 +147,23 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The interfaces of an interface list whose address is link-local (`169.254.x.x`,
+/// `fe80::`): `[0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0>` → `pod-id-link0`.
+/// Such an address cannot reach another node.
+pub fn link_local_interfaces(list: &str) -> Vec<&str> {
+    list.split_whitespace()
+        .map(|item| item.split_once(']').map_or(item, |(_, rest)| rest))
+        .filter_map(|item| item.split_once(':'))
+        .filter(|(_, addr)| {
+            let addr = addr.to_ascii_lowercase();
+            addr.starts_with("169.254.") || addr.starts_with("fe80:")
+        })
+        .map(|(name, _)| name)
+        .filter(|name| !name.is_empty())
+        .take(16)
+        .collect()
+}
+
 fn gdr_nic(msg: &str) -> Option<Event<'_>> {
     let (_, rest) = split_once(msg, &SPACED_COLON)?;
     gdr_from(rest)
@@ -311,6 +328,18 @@ mod tests {
             classify("NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)"),
             Some(Event::GdrNic { enabled: false })
         );
+    }
+
+    #[test]
+    fn link_local_addresses() {
+        assert_eq!(
+            link_local_interfaces(
+                "[0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0> [2]veth1:fe80::1%veth1<0>"
+            ),
+            ["pod-id-link0", "veth1"]
+        );
+        assert!(link_local_interfaces("[0]eth0:10.0.0.1<0> [1]eth1:10.254.1.1<0>").is_empty());
+        assert_eq!(link_local_interfaces("ib0:fe80::2%ib0<0>"), ["ib0"]);
     }
 
     #[test]

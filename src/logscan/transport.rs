@@ -668,17 +668,6 @@ fn describe_network(
     parts.join("; ")
 }
 
-/// Maps a network name (grammar §4.2) to a transport, using the process's provider and IB
-/// link layers where the name alone is ambiguous. `gdr`: its connections used GPUDirect RDMA.
-pub fn network_transport(name: &str, process: &Process, job_provider: Option<&str>) -> Transport {
-    let job = JobContext {
-        provider: job_provider.map(str::to_string),
-        link_layers: Vec::new(),
-        max_nnodes: None,
-    };
-    network_transport_why(name, process, &job, false).0
-}
-
 /// Is this network name NCCL's IB verbs module or a plugin built on it (HPC-X IBext, the
 /// `NCCL RDMA Plugin` of nccl-rdma-sharp-plugins)?
 fn is_ib_module(lower: &str) -> bool {

@@ -66,7 +66,7 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
             let rest = msg
                 .strip_prefix("Bootstrap : Using ")
                 .or_else(|| msg.strip_prefix("Bootstrap: Using "))?;
-            Some(Event::BootstrapInterface(interface_name(rest)))
+            Some(Event::BootstrapInterface(rest.trim()))
         }
         b'P' => {
             // `P2P plugin IBext` (2.12–2.19), `P2P plugin v8 IBext_v8` (2.20+).
@@ -662,7 +662,7 @@ mod tests {
         );
         assert_eq!(
             info("Bootstrap: Using lo:127.0.0.1<0>"),
-            Some(Event::BootstrapInterface("lo"))
+            Some(Event::BootstrapInterface("lo:127.0.0.1<0>"))
         );
     }
 }

@@ -41,7 +41,8 @@ pub enum EventOf<S> {
     /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`):
     /// the list text, parsed by `net_lines::socket_interfaces` when first stored.
     SocketInterfaces(S),
-    /// `Bootstrap : Using eth0:...`: bootstrap only, not a transport.
+    /// `Bootstrap : Using eth0:10.0.0.1<0>` (or `[0]eth0:...`): bootstrap only, not a
+    /// transport; the text after `Using`.
     BootstrapInterface(S),
     /// `NET/<name> : GPU Direct RDMA Enabled|Disabled for HCA ...` (§4.3).
     GdrNic {

@@ -194,16 +194,31 @@ impl Facts {
             Event::VerbsMissing => {
                 p.verbs_missing.get_or_insert_with(|| seen.evidence());
             }
-            Event::SocketInterfaces(names) => {
+            Event::SocketInterfaces(text) => {
                 p.net_init_seen = true;
                 let names = || {
-                    let list = super::net_lines::socket_interfaces(names);
+                    let list = super::net_lines::socket_interfaces(text);
                     list.into_iter().map(str::to_string).collect()
                 };
                 set_once(&mut p.socket_interfaces, names, seen);
+                if p.link_local.is_none() {
+                    let link_local = super::net_lines::link_local_interfaces(text);
+                    if !link_local.is_empty() {
+                        let value = link_local.into_iter().map(str::to_string).collect();
+                        set_once(&mut p.link_local, || value, seen);
+                    }
+                }
             }
-            Event::BootstrapInterface(name) => {
-                set_once(&mut p.bootstrap_interface, || name.to_string(), seen)
+            Event::BootstrapInterface(text) => {
+                // Bootstrap uses the first interface listed.
+                let first = text.split_whitespace().next().unwrap_or("");
+                let first = first.split_once(']').map_or(first, |(_, rest)| rest);
+                let name = super::event::interface_name(first);
+                set_once(&mut p.bootstrap_interface, || name.to_string(), seen);
+                if !super::net_lines::link_local_interfaces(first).is_empty() {
+                    p.bootstrap_link_local
+                        .get_or_insert_with(|| seen.evidence());
+                }
             }
             Event::GdrNic { .. } => {}
             Event::Ofi(ofi) => self.apply_ofi(process, ofi, seen),

@@ -135,6 +135,10 @@ pub struct Process {
     pub ib_init_failed: Option<Evidence>,
     pub verbs_missing: Option<Evidence>,
     pub socket_interfaces: Option<Fact<Vec<String>>>,
+    /// NET/Socket interfaces on a link-local address (`169.254.x`, `fe80::`).
+    pub link_local: Option<Fact<Vec<String>>>,
+    /// The bootstrap interface is on a link-local address.
+    pub bootstrap_link_local: Option<Evidence>,
     pub bootstrap_interface: Option<Fact<String>>,
     pub env: Vec<(String, Fact<String>)>,
     pub ofi_version: Option<String>,
