@@ -225,7 +225,8 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
                 basis.push(*b);
             }
         }
-        if !d.why.is_empty() && !why_parts.contains(&d.why) && why_parts.len() < 3 {
+        // One rank's reasons speak for the rest; more would repeat them.
+        if !d.why.is_empty() && why_parts.len() < 1 + usize::from(!node_count.why.is_empty()) {
             why_parts.push(d.why.clone());
         }
     }

@@ -32,6 +32,9 @@ pub struct Facts {
     pub processes: Vec<Process>,
     pub ranks: Vec<Rank>,
     process_index: HashMap<String, usize>,
+    /// Processes by pid (at most 16 each), to recognise garbled host names.
+    pid_index: HashMap<u32, Vec<usize>>,
+    host_names: std::collections::HashSet<String>,
     /// Keyed by `commId`.
     pub groups: HashMap<u64, CommGroup>,
     /// Line buffers of completed inits, reused for new ones (no allocation per `Init START`).
@@ -66,6 +69,19 @@ impl Facts {
     ) -> Option<usize> {
         let process = match self.process_index.get(key) {
             Some(&index) => index,
+            None if let Some(index) = self.garbled_alias(host, pid) => {
+                if self.process_index.len() < 2 * MAX_PROCESSES {
+                    self.process_index.insert(key.to_string(), index);
+                }
+                // The garbled name came first: a shorter name that other processes use too
+                // is the real one.
+                if let Some(host) = host
+                    && self.host_names.contains(host)
+                {
+                    self.processes[index].host = Some(host.to_string());
+                }
+                index
+            }
             None => {
                 if self.processes.len() >= MAX_PROCESSES {
                     self.capped = true;
@@ -79,6 +95,17 @@ impl Facts {
                     ..Process::default()
                 });
                 self.process_index.insert(key.to_string(), index);
+                if let Some(host) = host
+                    && self.host_names.len() < MAX_PROCESSES
+                {
+                    self.host_names.insert(host.to_string());
+                }
+                if let Some(pid) = pid {
+                    let same = self.pid_index.entry(pid).or_default();
+                    if same.len() < 16 {
+                        same.push(index);
+                    }
+                }
                 index
             }
         };
@@ -98,6 +125,18 @@ impl Facts {
         });
         self.processes[process].ranks.push(rank);
         Some(rank)
+    }
+
+    /// A process already seen with the same pid whose host name is this one with text glued
+    /// in front (`80356ljm` for `ljm`: interleaved output) or cut at the front (`23` for
+    /// `worker-23`).
+    fn garbled_alias(&self, host: Option<&str>, pid: Option<u32>) -> Option<usize> {
+        let (host, pid) = (host?, pid?);
+        self.pid_index.get(&pid)?.iter().copied().find(|&i| {
+            self.processes[i].host.as_deref().is_some_and(|known| {
+                known != host && (host.ends_with(known) || known.ends_with(host))
+            })
+        })
     }
 
     /// Folds one event seen on `rank`.
