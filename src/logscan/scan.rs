@@ -259,6 +259,9 @@ impl Analyzer {
     }
 
     fn event(&mut self, place: &Place, event: Event, seen: &Seen) {
+        if let Event::Presence = event {
+            return self.presence(place, seen);
+        }
         if let Some(rank) = self.rank_of(place, seen.source_index) {
             self.facts.apply(rank, event, seen);
         }
@@ -266,6 +269,25 @@ impl Analyzer {
 
     /// The rank a record belongs to: by NCCL's `host:pid` and device, else by the wrapper's
     /// tag within the source.
+    /// A record without evidence still shows that its process exists (a rank whose only
+    /// lines are `threadThresholds ...`); it adds no rank to a process already seen, whose
+    /// helper threads print other devices.
+    fn presence(&mut self, place: &Place, seen: &Seen) {
+        if self.recent.find(place.before_marker()).is_some() {
+            return;
+        }
+        let origin = place.origin();
+        if let Some(process) = origin.process
+            && !self.facts.knows(process)
+            && let Some(rank) =
+                self.facts
+                    .rank_for(process, None, origin.host, origin.pid, origin.dev)
+        {
+            self.facts.apply(rank, Event::Presence, seen);
+            self.recent.remember(origin.prefix, rank);
+        }
+    }
+
     fn rank_of(&mut self, place: &Place, source_index: usize) -> Option<usize> {
         if let Some(rank) = self.recent.find(place.before_marker()) {
             return Some(rank);

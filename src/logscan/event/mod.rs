@@ -407,7 +407,41 @@ mod tests {
     use super::*;
 
     fn info(msg: &str) -> Option<Event<'_>> {
-        classify(Level::Info, msg)
+        classify_record(Level::Info, msg)
+    }
+
+    #[test]
+    fn records_without_evidence_show_their_rank() {
+        assert_eq!(
+            classify(Level::Info, "threadThresholds 8/8/64 | 64/8/64"),
+            Some(Event::Presence)
+        );
+        assert_eq!(
+            info("Channel 00/12 :    0   3   2   1   5   6   7   4"),
+            Some(Event::RingOrder { ranks: 8 })
+        );
+        assert_eq!(
+            info("rank 5 nranks 6"),
+            Some(Event::CommRanks { rank: 5, nranks: 6 })
+        );
+        assert_eq!(
+            info("comm 0x19b0d460 rank 5 nranks 6"),
+            Some(Event::CommRanks { rank: 5, nranks: 6 })
+        );
+        assert_eq!(
+            info("P2P plugin v8 IBext_v8"),
+            Some(Event::PluginLoaded("IBext_v8"))
+        );
+        assert_eq!(info("P2P plugin IBext"), Some(Event::PluginLoaded("IBext")));
+        assert!(matches!(
+            info(
+                "ncclCommInitAll comm 0x5 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 34000 commId 0x7 - Init COMPLETE"
+            ),
+            Some(Event::InitComplete(InitLine {
+                all_in_one_process: true,
+                ..
+            }))
+        ));
     }
 
     fn conn(msg: &str) -> Option<Conn<'_>> {
@@ -512,7 +546,7 @@ mod tests {
     fn lookalikes_carry_no_transport() {
         assert_eq!(
             info("Channel 00/02 :    0   7   6   5"),
-            Some(Event::Topology)
+            Some(Event::RingOrder { ranks: 4 })
         );
         assert_eq!(info("Ring 08 : 0 -> 1 -> 2"), Some(Event::Topology));
         assert_eq!(

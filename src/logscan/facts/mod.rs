@@ -127,6 +127,11 @@ impl Facts {
         Some(rank)
     }
 
+    /// Whether the process `key` (`host:pid`) has been seen.
+    pub fn knows(&self, key: &str) -> bool {
+        self.process_index.contains_key(key)
+    }
+
     /// A process already seen with the same pid whose host name is this one with text glued
     /// in front (`80356ljm` for `ljm`: interleaved output) or cut at the front (`23` for
     /// `worker-23`).
