@@ -56,6 +56,7 @@ pub struct Analyzer {
     buf: Vec<u8>,
     ansi_buf: Vec<u8>,
     recent: RecentPrefixes,
+    seen_prefixes: prefix::SeenPrefixes,
 }
 
 /// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
@@ -182,6 +183,7 @@ impl Analyzer {
             buf: Vec::new(),
             ansi_buf: Vec::new(),
             recent: RecentPrefixes::default(),
+            seen_prefixes: prefix::SeenPrefixes::default(),
         }
     }
 
@@ -273,7 +275,9 @@ impl Analyzer {
     /// lines are `threadThresholds ...`); it adds no rank to a process already seen, whose
     /// helper threads print other devices.
     fn presence(&mut self, place: &Place, seen: &Seen) {
-        if self.recent.find(place.before_marker()).is_some() {
+        if !self.seen_prefixes.first_time(place.before_marker())
+            || self.recent.find(place.before_marker()).is_some()
+        {
             return;
         }
         let origin = place.origin();
