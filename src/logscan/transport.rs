@@ -386,9 +386,9 @@ pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
         return found(NodeCount::One, Basis::OneProcess, why, None);
     }
     let table_complete = facts.header_hosts.len() == 1
-        && facts
-            .header_max_rank
-            .is_some_and(|max| max + 1 == facts.header_ranks && facts.header_ranks >= world);
+        && facts.header_max_rank.is_some_and(|max| {
+            max.checked_add(1) == Some(facts.header_ranks) && facts.header_ranks >= world
+        });
     if table_complete {
         let why = format!(
             "nccl-tests lists all {} ranks on {}",
