@@ -10,9 +10,10 @@ pub struct Args {
     /// NCCL_DEBUG=INFO logs: files, .gz files, or `-` / nothing for stdin.
     #[arg(value_name = "LOG")]
     pub logs: Vec<PathBuf>,
-    /// The inter-node transport that must have been used; anything else fails (exit 1).
+    /// The inter-node transport that must have been used (`nvlink`: multi-node NVLink,
+    /// GB200/GB300 NVL72); anything else fails (exit 1).
     #[arg(long, value_name = "TRANSPORT", default_value = "any",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "nvlink", "any"])]
     pub expect: String,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]

@@ -15,6 +15,13 @@ pub struct Analysis {
     pub ranks: Option<u32>,
     pub inter_node_transport: Transport,
     pub socket_fallback: Option<bool>,
+    /// The kinds of evidence that decided `inter_node_transport` and `socket_fallback`
+    /// (`nnodes`, `channel-lines`, `distinct-hosts`, `network-module`, `ofi-provider`, ...).
+    #[serde(default)]
+    pub basis: Vec<String>,
+    /// The same in words, for people: `2 hosts; network AWS Libfabric; provider efa`.
+    #[serde(default)]
+    pub why: String,
     pub gdr: Option<bool>,
     pub per_rank: Vec<RankSummary>,
     pub findings: Vec<Finding>,
@@ -37,6 +44,8 @@ pub enum Transport {
     Roce,
     Socket,
     Tcpx,
+    /// Multi-node NVLink (GB200/GB300 NVL72: `MNNVL 1`, `P2P/MNNVL` between hosts).
+    Nvlink,
     Other,
     None,
     Unknown,
@@ -50,6 +59,7 @@ impl Transport {
             Transport::Roce => "roce",
             Transport::Socket => "socket",
             Transport::Tcpx => "tcpx",
+            Transport::Nvlink => "nvlink",
             Transport::Other => "other",
             Transport::None => "none",
             Transport::Unknown => "unknown",
@@ -216,6 +226,7 @@ impl std::str::FromStr for Transport {
             Transport::Roce,
             Transport::Socket,
             Transport::Tcpx,
+            Transport::Nvlink,
             Transport::Other,
             Transport::None,
             Transport::Unknown,

@@ -32,7 +32,28 @@ pub fn classify(msg: &str) -> Option<Event<'_>> {
         return Some(Event::SocketInterfaces(rest));
     }
     // 2.19+: `NET/<any network> : GPU Direct RDMA Enabled|Disabled for HCA ...`.
-    gdr_nic(msg)
+    gdr_nic(msg).or_else(|| self_named(msg))
+}
+
+/// `NET/FastSocket : Connected after 18 retries.`, `NET/GPUDirectTCPX : GPUDirectTCPX enable:
+/// 1`: an external plugin's own lines carry its name (NCCL's built-in modules and
+/// aws-ofi-nccl are read above). A connection it reports made or accepted is a NET
+/// connection.
+fn self_named(msg: &str) -> Option<Event<'_>> {
+    let rest = msg.strip_prefix("NET/")?;
+    let end = rest.find([' ', ':'])?;
+    let name = &rest[..end];
+    let after = rest[end..].trim_start_matches(' ').strip_prefix(':')?;
+    let builtin = ["IB", "Socket", "OFI", "Plugin", "GDR"];
+    if name.is_empty()
+        || builtin.contains(&name)
+        || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return None;
+    }
+    let after = after.trim_start();
+    let connected = after.starts_with("Connected") || after.starts_with("Accepted");
+    Some(Event::PluginSelfNamed { name, connected })
 }
 
 /// `NET/IB : rest`, `NET/IB: rest` → `rest`.
@@ -68,6 +89,14 @@ fn ib(rest: &str) -> Option<Event<'_>> {
     if rest.starts_with("No device found") {
         return Some(Event::IbNoDevice);
     }
+    // 2.2/2.3: one port per line, `NET/IB: [0] mlx5_1:1/IB`.
+    if rest.starts_with('[') && rest[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        return Some(Event::IbDevices(rest));
+    }
+    // Completion errors exist only on a connection that carried data (every era's form).
+    if rest.starts_with("Got completion") {
+        return Some(Event::NetTrafficError { ib: true });
+    }
     if let Some(devices) = rest.strip_prefix("Using ") {
         // Devices come before `; OOB <if>`; the OOB interface is not a device.
         let end = OOB.find(devices.as_bytes()).unwrap_or(devices.len());
@@ -96,6 +125,10 @@ fn socket(rest: &str) -> Option<Event<'_>> {
     if let Some(list) = rest.strip_prefix("Using ") {
         return Some(Event::SocketInterfaces(list));
     }
+    // net_socket.cc's WARN when a NET/Socket connection fails mid-transfer.
+    if rest.starts_with("socket progress error") {
+        return Some(Event::NetTrafficError { ib: false });
+    }
     gdr_from(rest)
 }
 
@@ -111,6 +144,23 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
         .map(|(_, iface)| interface_name(iface))
         .filter(|name| !name.is_empty())
         .take(64)
+        .collect()
+}
+
+/// The interfaces of an interface list whose address is link-local (`169.254.x.x`,
+/// `fe80::`): `[0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0>` → `pod-id-link0`.
+/// Such an address cannot reach another node.
+pub fn link_local_interfaces(list: &str) -> Vec<&str> {
+    list.split_whitespace()
+        .map(|item| item.split_once(']').map_or(item, |(_, rest)| rest))
+        .filter_map(|item| item.split_once(':'))
+        .filter(|(_, addr)| {
+            let addr = addr.to_ascii_lowercase();
+            addr.starts_with("169.254.") || addr.starts_with("fe80:")
+        })
+        .map(|(name, _)| name)
+        .filter(|name| !name.is_empty())
+        .take(16)
         .collect()
 }
 
@@ -171,6 +221,7 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
         "Could not find any optimal provider",
         "OFI fi_getinfo() call failed",
         "No eligible providers were found",
+        "Only EFA provider is supported",
     ];
     if provider_missing.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::ProviderMissing);
@@ -183,6 +234,9 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     ];
     if init_failed.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::InitFailed);
+    }
+    if let Some(filter) = rest.strip_prefix("Setting provider_filter to ") {
+        return Some(OfiEvent::ProviderFilter(filter.trim()));
     }
     // Most NET/OFI lines are informational; test for the rare ones with one byte search each.
     let bytes = rest.as_bytes();
@@ -277,6 +331,18 @@ mod tests {
     }
 
     #[test]
+    fn link_local_addresses() {
+        assert_eq!(
+            link_local_interfaces(
+                "[0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0> [2]veth1:fe80::1%veth1<0>"
+            ),
+            ["pod-id-link0", "veth1"]
+        );
+        assert!(link_local_interfaces("[0]eth0:10.0.0.1<0> [1]eth1:10.254.1.1<0>").is_empty());
+        assert_eq!(link_local_interfaces("ib0:fe80::2%ib0<0>"), ["ib0"]);
+    }
+
+    #[test]
     fn socket_interfaces_of_every_era() {
         let names = |line| match classify(line) {
             Some(Event::SocketInterfaces(list)) => socket_interfaces(list),
@@ -348,6 +414,13 @@ mod tests {
             ofi("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR"),
             Some(OfiEvent::GdrOff)
         );
-        assert_eq!(ofi("NET/OFI Setting provider_filter to efa"), None);
+        assert_eq!(
+            ofi("NET/OFI Setting provider_filter to efa"),
+            Some(OfiEvent::ProviderFilter("efa"))
+        );
+        assert_eq!(
+            ofi("NET/OFI Only EFA provider is supported"),
+            Some(OfiEvent::ProviderMissing)
+        );
     }
 }

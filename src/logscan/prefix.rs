@@ -91,6 +91,37 @@ impl<'a> Record<'a> {
     }
 }
 
+/// Prefixes (`host:pid:tid [dev] `) seen lately, as hashes in a small direct-mapped table:
+/// a record without evidence only shows that its process exists, which needs a look the
+/// first time its prefix shows up, not on each of the thousands of lines after.
+pub struct SeenPrefixes {
+    slots: Box<[u64; 256]>,
+}
+
+impl Default for SeenPrefixes {
+    fn default() -> Self {
+        SeenPrefixes {
+            slots: Box::new([0; 256]),
+        }
+    }
+}
+
+impl SeenPrefixes {
+    /// Whether `before_marker` (the text before a record's marker) is new here. Only its
+    /// last 48 bytes count: NCCL's prefix is at the right, wrapper timestamps at the left.
+    pub fn first_time(&mut self, before_marker: &[u8]) -> bool {
+        let tail = &before_marker[before_marker.len().saturating_sub(48)..];
+        // FNV-1a; never 0, the empty slot.
+        let hash = tail.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+        }) | 1;
+        let slot = &mut self.slots[(hash >> 56) as usize];
+        let new = *slot != hash;
+        *slot = hash;
+        new
+    }
+}
+
 /// How far left of a marker we look for NCCL's prefix. WARN locations can be long C++
 /// signatures; anything beyond this is not a prefix.
 const PREFIX_WINDOW: usize = 600;

@@ -54,6 +54,9 @@ pub fn text(a: &Analysis) -> String {
         yes_no(a.socket_fallback),
         yes_no(a.gdr)
     );
+    if !a.why.is_empty() {
+        let _ = writeln!(out, "why: {} [{}]", a.why, a.basis.join(", "));
+    }
     let count = |n: Option<u32>| n.map_or("?".to_string(), |n| n.to_string());
     let _ = writeln!(
         out,
@@ -176,6 +179,9 @@ pub fn markdown(a: &Analysis) -> String {
         "| inter-node transport | `{}`{expected} |",
         a.inter_node_transport.as_str()
     );
+    if !a.why.is_empty() {
+        let _ = writeln!(out, "| why | {} (`{}`) |", md(&a.why), a.basis.join("`, `"));
+    }
     let _ = writeln!(out, "| socket fallback | {} |", yes_no(a.socket_fallback));
     let _ = writeln!(out, "| GPUDirect RDMA | {} |", yes_no(a.gdr));
     let _ = writeln!(out, "| NCCL | {} |", md(&or_dash(&a.nccl_versions)));

@@ -56,6 +56,7 @@ pub struct Analyzer {
     buf: Vec<u8>,
     ansi_buf: Vec<u8>,
     recent: RecentPrefixes,
+    seen_prefixes: prefix::SeenPrefixes,
 }
 
 /// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
@@ -182,6 +183,7 @@ impl Analyzer {
             buf: Vec::new(),
             ansi_buf: Vec::new(),
             recent: RecentPrefixes::default(),
+            seen_prefixes: prefix::SeenPrefixes::default(),
         }
     }
 
@@ -259,6 +261,9 @@ impl Analyzer {
     }
 
     fn event(&mut self, place: &Place, event: Event, seen: &Seen) {
+        if let Event::Presence = event {
+            return self.presence(place, seen);
+        }
         if let Some(rank) = self.rank_of(place, seen.source_index) {
             self.facts.apply(rank, event, seen);
         }
@@ -266,6 +271,27 @@ impl Analyzer {
 
     /// The rank a record belongs to: by NCCL's `host:pid` and device, else by the wrapper's
     /// tag within the source.
+    /// A record without evidence still shows that its process exists (a rank whose only
+    /// lines are `threadThresholds ...`); it adds no rank to a process already seen, whose
+    /// helper threads print other devices.
+    fn presence(&mut self, place: &Place, seen: &Seen) {
+        if !self.seen_prefixes.first_time(place.before_marker())
+            || self.recent.find(place.before_marker()).is_some()
+        {
+            return;
+        }
+        let origin = place.origin();
+        if let Some(process) = origin.process
+            && !self.facts.knows(process)
+            && let Some(rank) =
+                self.facts
+                    .rank_for(process, None, origin.host, origin.pid, origin.dev)
+        {
+            self.facts.apply(rank, Event::Presence, seen);
+            self.recent.remember(origin.prefix, rank);
+        }
+    }
+
     fn rank_of(&mut self, place: &Place, source_index: usize) -> Option<usize> {
         if let Some(rank) = self.recent.find(place.before_marker()) {
             return Some(rank);
@@ -288,6 +314,9 @@ impl Analyzer {
     /// Lines without an NCCL record: the bare version line (≤ 2.21), PyTorch's NCCL errors and
     /// watchdog timeouts, libfabric warnings, nccl-tests' rank table.
     fn other_line(&mut self, seen: &Seen, text: &str) {
+        if self.legacy_record(seen) {
+            return;
+        }
         let found = OtherWords::find(text);
         let facts = &mut self.facts;
         if let Some(at) = found.nccl_version
@@ -314,12 +343,41 @@ impl Analyzer {
         {
             let number = |i: usize| caps[i].parse::<u32>().ok();
             if let (Some(rank), Some(pid), Some(dev)) = (number(1), number(2), number(4)) {
-                facts.header_rank(rank, &caps[3], pid, dev);
+                facts.header_rank(rank, &caps[3], pid, dev, seen);
             }
         }
     }
 
     /// Decides the transport, runs the rules and returns the analysis.
+    /// NCCL 2.2's `host:pid:tid [dev] INFO msg`, without the word `NCCL`: a record when
+    /// NCCL's prefix is complete right before `INFO`.
+    fn legacy_record(&mut self, seen: &Seen) -> bool {
+        static LEGACY: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"] INFO "));
+        let raw = seen.raw;
+        let Some(at) = LEGACY.find(raw) else {
+            return false;
+        };
+        let marker = at + 2;
+        let place = Place {
+            line: raw,
+            region: (0, marker),
+            first: true,
+        };
+        let origin = place.origin();
+        if origin.process.is_none() || origin.dev.is_none() || origin.prefix.is_empty() {
+            return false;
+        }
+        let msg = decode(raw[marker + 5..].trim_ascii());
+        let record = Record {
+            level: Level::Info,
+            msg,
+            place,
+        };
+        self.record(record, seen);
+        true
+    }
+
     pub fn finish(self) -> Analysis {
         self.analysis()
     }

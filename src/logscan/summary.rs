@@ -24,6 +24,12 @@ pub fn analysis(facts: &Facts, expect: Option<Transport>) -> Analysis {
         ranks: rank_count(facts),
         inter_node_transport: decision.inter_node,
         socket_fallback: decision.socket_fallback,
+        basis: decision
+            .basis
+            .iter()
+            .map(|b| b.as_str().to_string())
+            .collect(),
+        why: decision.why.clone(),
         gdr: decision.gdr,
         per_rank: per_rank(facts, &decision),
         findings,

@@ -10,6 +10,97 @@
 use super::analysis::{Evidence, Transport};
 use super::facts::{Facts, PluginFailure, Process, Rank};
 
+/// A kind of evidence that decided the node count or the transport (DESIGN.md `basis`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Basis {
+    /// `nNodes K` on a communicator line (2.20+).
+    Nnodes,
+    /// Per-connection `via NET/...` (or `P2P/MNNVL`) lines.
+    ChannelLines,
+    /// Two or more host names in NCCL's prefix.
+    DistinctHosts,
+    /// A global rank at or above the number of GPUs its host shows.
+    RankNumbering,
+    /// nccl-tests' `# Rank N Pid P on HOST device D` table.
+    NcclTestsDeviceList,
+    /// Every rank of the communicator is in the log, all on one host.
+    AllRanksOneHost,
+    /// The largest communicator has one rank.
+    OneRankComm,
+    /// Every rank in one process (`ncclCommInitAll`, nccl-tests `-g N`).
+    OneProcess,
+    /// Errors only a network connection produces (`NET/IB : Got completion from peer`).
+    NetErrors,
+    /// `MNNVL 1` on the communicator line.
+    Mnnvl,
+    /// `Using network X` / `Assigned NET plugin X to comm`.
+    NetworkModule,
+    /// The version's init sequence without `Using network` (`NET/IB : Using [0]mlx5_0:1/IB`,
+    /// `No device found` then `NET/Socket : Using`).
+    InitSequence,
+    /// aws-ofi-nccl's `Selected provider is X` or `Setting provider_filter to X`.
+    OfiProvider,
+    /// The IB ports' link layer (`/IB`, `/RoCE`).
+    LinkLayer,
+    /// A plugin naming itself in its lines (`NET/FastSocket : ...`).
+    PluginSymbols,
+    /// GPUDirect RDMA over aws-ofi-nccl, which only its EFA provider offers.
+    Gdr,
+}
+
+impl Basis {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Nnodes => "nnodes",
+            Basis::ChannelLines => "channel-lines",
+            Basis::DistinctHosts => "distinct-hosts",
+            Basis::RankNumbering => "rank-numbering",
+            Basis::NcclTestsDeviceList => "nccl-tests-device-list",
+            Basis::AllRanksOneHost => "all-ranks-one-host",
+            Basis::OneRankComm => "one-rank-comm",
+            Basis::OneProcess => "one-process",
+            Basis::NetErrors => "net-errors",
+            Basis::Mnnvl => "mnnvl",
+            Basis::NetworkModule => "network-module",
+            Basis::InitSequence => "init-sequence",
+            Basis::OfiProvider => "ofi-provider",
+            Basis::LinkLayer => "link-layer",
+            Basis::PluginSymbols => "plugin-symbols",
+            Basis::Gdr => "gdr",
+        }
+    }
+}
+
+/// What the log shows about the number of nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeCount {
+    Several,
+    One,
+    Unknown,
+}
+
+/// The node count, the evidence kind that showed it, a few words for the "why" line and
+/// the line that shows it.
+#[derive(Debug, Clone)]
+pub struct Nodes {
+    pub count: NodeCount,
+    pub basis: Option<Basis>,
+    pub why: String,
+    pub evidence: Option<Evidence>,
+}
+
+/// One rank's inter-node transport: the value, the line that shows it, and why.
+#[derive(Debug, Clone)]
+pub struct RankDecision {
+    pub transport: Transport,
+    pub evidence: Evidence,
+    pub basis: Vec<Basis>,
+    /// What a reader should check, e.g. `network IB; link layer RoCE`.
+    pub why: String,
+    /// The network module it was decided from, if any.
+    pub network: Option<String>,
+}
+
 /// What the facts say about the job as a whole.
 #[derive(Debug)]
 pub struct Decision {
@@ -18,15 +109,23 @@ pub struct Decision {
     pub per_rank: Vec<Option<(Transport, Evidence)>>,
     pub inter_node: Transport,
     /// Distinct inter-node transports seen on different ranks (more than one: mixed).
+    /// NVLink beside a network (NVL72 with EFA between domains) is not mixed.
     pub seen: Vec<Transport>,
     pub socket_fallback: Option<bool>,
     /// Why an RDMA path was evidently attempted or present.
     pub rdma_signals: Vec<Signal>,
     pub gdr: Option<bool>,
     pub nodes: Option<u32>,
+    pub node_count: Nodes,
     pub hosts: Vec<String>,
     /// TCP chosen on purpose: a TCP-only plugin (FastSocket) or `NCCL_NET=Socket`.
     pub deliberate_tcp: bool,
+    /// The evidence kinds that decided `inter_node` and `socket_fallback`.
+    pub basis: Vec<Basis>,
+    /// One line for people: `2 hosts; network AWS Libfabric; provider efa`.
+    pub why: String,
+    /// Ranks whose links between hosts went over multi-node NVLink.
+    pub nvlink_ranks: usize,
 }
 
 /// Orders transports from worst to best for picking the job-wide value when ranks disagree:
@@ -37,50 +136,109 @@ fn badness(t: Transport) -> u8 {
         Transport::Tcpx => 1,
         Transport::Other => 2,
         Transport::Roce | Transport::Ib | Transport::Efa => 3,
-        Transport::Unknown => 4,
-        Transport::None => 5,
+        Transport::Nvlink => 4,
+        Transport::Unknown => 5,
+        Transport::None => 6,
     }
 }
 
+fn is_rdma(t: Transport) -> bool {
+    matches!(t, Transport::Efa | Transport::Ib | Transport::Roce)
+}
+
 pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
-    let job_provider = job_provider(facts);
+    let job = JobContext::new(facts);
     let hosts = hosts(facts);
-    let per_rank: Vec<_> = facts
+    let node_count = node_count(facts, &hosts);
+    let decided: Vec<Option<RankDecision>> = facts
         .ranks
         .iter()
-        .map(|rank| {
-            let process = &facts.processes[rank.process];
-            rank_transport(rank, process, job_provider.as_deref(), hosts.len() > 1)
-        })
+        .map(|rank| rank_transport(rank, &facts.processes[rank.process], &job, &node_count))
         .collect();
-    let nodes = node_count(facts, &hosts);
+    let per_rank: Vec<Option<(Transport, Evidence)>> = decided
+        .iter()
+        .map(|d| d.as_ref().map(|d| (d.transport, d.evidence.clone())))
+        .collect();
 
-    let mut seen: Vec<Transport> = per_rank
+    let mut seen: Vec<Transport> = decided
         .iter()
         .flatten()
-        .map(|(t, _)| *t)
+        .map(|d| d.transport)
         .filter(|t| !matches!(t, Transport::None | Transport::Unknown))
         .collect();
     seen.sort_by_key(|t| (badness(*t), *t));
     seen.dedup();
+    let nvlink_ranks = decided
+        .iter()
+        .flatten()
+        .filter(|d| d.transport == Transport::Nvlink)
+        .count();
+    // Multi-node NVLink beside a network: the network is what links the NVLink domains.
+    if seen.len() > 1 {
+        seen.retain(|t| *t != Transport::Nvlink);
+    }
 
-    let any = |t: Transport| per_rank.iter().flatten().any(|(x, _)| *x == t);
-    let multi_node_signal = nodes.is_some_and(|n| n > 1);
+    let any = |t: Transport| decided.iter().flatten().any(|d| d.transport == t);
     let inter_node = if let Some(worst) = seen.first() {
         *worst
     } else if any(Transport::Unknown) {
         Transport::Unknown
-    } else if any(Transport::None) && !multi_node_signal {
+    } else if node_count.count == NodeCount::One
+        || any(Transport::None) && node_count.count != NodeCount::Several
+    {
         Transport::None
     } else {
-        // Several nodes but no inter-node connection in the log, or no evidence at all.
         Transport::Unknown
     };
 
     let rdma_signals = rdma_signals(facts, &per_rank);
-    let socket_fallback = socket_fallback(facts, inter_node, expect, &rdma_signals);
+    let rdma_carried = rdma_carried(facts, &decided);
+    let socket_module = decided.iter().flatten().any(|d| {
+        d.network
+            .as_deref()
+            .is_some_and(|n| n.eq_ignore_ascii_case("socket"))
+    });
+    let socket_fallback = socket_fallback(
+        facts,
+        inter_node,
+        expect,
+        &rdma_signals,
+        rdma_carried,
+        socket_module,
+    );
     let gdr = gdr(facts, &per_rank);
     let deliberate_tcp = deliberate_tcp(facts);
+
+    // Basis and "why": the node evidence, then what the deciding ranks showed.
+    let mut basis: Vec<Basis> = node_count.basis.into_iter().collect();
+    let mut why_parts: Vec<String> = Vec::new();
+    if !node_count.why.is_empty() {
+        why_parts.push(node_count.why.clone());
+    }
+    let deciding = decided
+        .iter()
+        .flatten()
+        .filter(|d| d.transport == inter_node || inter_node == Transport::Unknown);
+    for d in deciding {
+        for b in &d.basis {
+            if !basis.contains(b) {
+                basis.push(*b);
+            }
+        }
+        // One rank's reasons speak for the rest; more would repeat them.
+        if !d.why.is_empty() && why_parts.len() < 1 + usize::from(!node_count.why.is_empty()) {
+            why_parts.push(d.why.clone());
+        }
+    }
+    if inter_node == Transport::Unknown && why_parts.is_empty() {
+        why_parts.push("no NCCL line shows the node count or the network".into());
+    }
+    let nodes = match node_count.count {
+        NodeCount::One => Some(1),
+        _ => job
+            .max_nnodes
+            .or((hosts.len() >= 2).then_some(hosts.len() as u32)),
+    };
     Decision {
         per_rank,
         inter_node,
@@ -89,80 +247,487 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         rdma_signals,
         gdr,
         nodes,
+        node_count,
         hosts,
         deliberate_tcp,
+        basis,
+        why: why_parts.join("; "),
+        nvlink_ranks,
     }
 }
 
-/// One rank's inter-node transport and the line that shows it. `multi_host`: the log shows
-/// several hosts, which before 2.20 (no `nNodes`) is how a multi-node communicator shows.
+/// Job-wide facts a rank's decision may borrow when its own lines lack them.
+struct JobContext {
+    provider: Option<String>,
+    /// Link layers of every IB port listed anywhere (one rank's log often has the list).
+    link_layers: Vec<String>,
+    max_nnodes: Option<u32>,
+}
+
+impl JobContext {
+    fn new(facts: &Facts) -> Self {
+        let mut link_layers: Vec<String> = facts
+            .processes
+            .iter()
+            .flat_map(|p| {
+                p.ib_devices
+                    .iter()
+                    .map(|d| d.link_layer.to_ascii_lowercase())
+            })
+            .collect();
+        link_layers.sort();
+        link_layers.dedup();
+        JobContext {
+            provider: job_provider(facts),
+            link_layers,
+            max_nnodes: facts
+                .ranks
+                .iter()
+                .filter_map(|r| r.max_nnodes.as_ref().map(|f| f.value))
+                .max(),
+        }
+    }
+}
+
+/// What the log shows about the node count, strongest evidence first. Several nodes: NCCL's
+/// `nNodes`, network connections, two host names, rank numbers past one host's GPUs. One
+/// node: `nNodes 1`, a one-rank communicator, every rank in one process, nccl-tests' table on
+/// one host, every rank of the communicator on one host. Else unknown — never one by default.
+pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
+    let found = |count, basis, why: String, evidence: Option<&Evidence>| Nodes {
+        count,
+        basis: Some(basis),
+        why,
+        evidence: evidence.cloned(),
+    };
+    let nnodes = facts
+        .ranks
+        .iter()
+        .filter_map(|r| r.max_nnodes.as_ref())
+        .max_by_key(|f| f.value);
+    if let Some(n) = nnodes.filter(|n| n.value > 1) {
+        let why = format!("nNodes {}", n.value);
+        return found(NodeCount::Several, Basis::Nnodes, why, Some(&n.evidence));
+    }
+    let net_conn = facts.ranks.iter().find_map(|r| {
+        r.conns
+            .iter()
+            .find(|c| c.is_network() || c.label == "P2P/MNNVL")
+    });
+    if let Some(conn) = net_conn {
+        let why = format!("{} connections between ranks", conn.label);
+        return found(
+            NodeCount::Several,
+            Basis::ChannelLines,
+            why,
+            Some(&conn.evidence),
+        );
+    }
+    if hosts.len() >= 2 {
+        let from_table = facts.header_hosts.len() >= 2;
+        let basis = if from_table {
+            Basis::NcclTestsDeviceList
+        } else {
+            Basis::DistinctHosts
+        };
+        let why = format!("{} hosts", hosts.len());
+        return found(NodeCount::Several, basis, why, None);
+    }
+    let traffic = facts.processes.iter().find_map(|p| {
+        p.ib_traffic
+            .as_ref()
+            .or(p.socket_traffic.as_ref())
+            .or(p.self_named_connected.as_ref())
+    });
+    if let Some(evidence) = traffic {
+        let why = "errors or connections of a network transport".to_string();
+        return found(NodeCount::Several, Basis::NetErrors, why, Some(evidence));
+    }
+    if let Some((rank, dev, gpus)) = rank_past_host(facts) {
+        let why = format!("rank {rank} on local device {dev} of a host showing {gpus} GPUs");
+        return found(NodeCount::Several, Basis::RankNumbering, why, None);
+    }
+
+    // One node.
+    if let Some(n) = nnodes.filter(|n| n.value == 1) {
+        return found(
+            NodeCount::One,
+            Basis::Nnodes,
+            "nNodes 1".into(),
+            Some(&n.evidence),
+        );
+    }
+    let world = facts
+        .ranks
+        .iter()
+        .map(|r| r.world.max(r.ring_ranks))
+        .max()
+        .unwrap_or(0);
+    let multi_rank = facts.ranks.iter().any(|r| r.multi_rank_comm) || world > 1;
+    if world == 1 && !multi_rank {
+        let why = "a communicator of one rank".to_string();
+        return found(NodeCount::One, Basis::OneRankComm, why, None);
+    }
+    if let Some(evidence) = facts
+        .ranks
+        .iter()
+        .find_map(|r| r.all_in_one_process.as_ref())
+    {
+        let why = "every rank in one process (ncclCommInitAll)".to_string();
+        return found(NodeCount::One, Basis::OneProcess, why, Some(evidence));
+    }
+    if world > 1
+        && let Some(p) = facts
+            .processes
+            .iter()
+            .find(|p| process_ranks(facts, p) >= world as usize)
+    {
+        let why = format!("all {world} ranks in process {}", p.label());
+        return found(NodeCount::One, Basis::OneProcess, why, None);
+    }
+    let table_complete = facts.header_hosts.len() == 1
+        && facts.header_max_rank.is_some_and(|max| {
+            max.checked_add(1) == Some(facts.header_ranks) && facts.header_ranks >= world
+        });
+    if table_complete {
+        let why = format!(
+            "nccl-tests lists all {} ranks on {}",
+            facts.header_ranks, facts.header_hosts[0]
+        );
+        let evidence = facts.header_evidence.as_ref();
+        return found(NodeCount::One, Basis::NcclTestsDeviceList, why, evidence);
+    }
+    if hosts.len() == 1 && world > 0 {
+        let on_host: Vec<&Rank> = facts
+            .ranks
+            .iter()
+            .filter(|r| r.dev.is_some())
+            .filter(|r| facts.processes[r.process].host.as_deref() == Some(hosts[0].as_str()))
+            .collect();
+        let max_dev = on_host.iter().filter_map(|r| r.dev).max().unwrap_or(0);
+        let shown = on_host.len();
+        if shown >= world as usize {
+            let why = format!("all {world} ranks on {}", hosts[0]);
+            return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+        }
+        // Jobs put as many ranks on every node. A host that holds more than half of them,
+        // and has a GPU numbered for each, holds them all.
+        if 2 * shown > world as usize && max_dev + 1 >= world {
+            let why = format!(
+                "{shown} of {world} ranks on {}, which shows GPUs up to device {max_dev}",
+                hosts[0]
+            );
+            return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+        }
+    }
+    Nodes {
+        count: NodeCount::Unknown,
+        basis: None,
+        why: String::new(),
+        evidence: None,
+    }
+}
+
+/// The ranks a process is seen to hold: its devices, or the ranks its `P2P/direct pointer`
+/// links join, whichever is more.
+fn process_ranks(facts: &Facts, p: &Process) -> usize {
+    let mut linked: Vec<u32> = p
+        .ranks
+        .iter()
+        .flat_map(|&r| facts.ranks[r].same_process_ranks.iter().copied())
+        .collect();
+    linked.sort_unstable();
+    linked.dedup();
+    p.ranks.len().max(linked.len())
+}
+
+/// A global rank at or above the number of GPUs its host shows (rank 155 on local device 3):
+/// it cannot be on that host's first node. Only where device numbers are real (some rank of
+/// the host on a device above 0; one GPU per process bound as device 0 says nothing).
+/// Returns (rank, device, GPUs shown).
+fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32)> {
+    let mut by_host: std::collections::HashMap<&str, (u32, u32)> = Default::default();
+    for r in &facts.ranks {
+        let (Some(host), Some(dev)) = (facts.processes[r.process].host.as_deref(), r.dev) else {
+            continue;
+        };
+        let entry = by_host.entry(host).or_insert((0, 0));
+        entry.0 = entry.0.max(dev);
+        entry.1 += 1;
+    }
+    facts.ranks.iter().find_map(|r| {
+        let host = facts.processes[r.process].host.as_deref()?;
+        let (max_dev, count) = *by_host.get(host)?;
+        let shown = (max_dev + 1).max(count);
+        let (rank, dev) = (r.rank?, r.dev?);
+        (max_dev > 0 && rank >= shown && r.world > rank).then_some((rank, dev, shown))
+    })
+}
+
+/// One rank's inter-node transport and why.
 fn rank_transport(
     rank: &Rank,
     process: &Process,
-    job_provider: Option<&str>,
-    multi_host: bool,
-) -> Option<(Transport, Evidence)> {
-    let mut best: Option<(Transport, &Evidence)> = None;
+    job: &JobContext,
+    nodes: &Nodes,
+) -> Option<RankDecision> {
+    let mut best: Option<(Transport, &super::facts::ConnSeen)> = None;
     for conn in rank.conns.iter().filter(|c| c.is_network()) {
         let name = conn.network.as_deref().unwrap_or_default();
-        let t = network_transport(name, process, job_provider);
+        let (t, _) =
+            network_transport_why(name, process, job, conn.gdr || rank.ring_gdr == Some(true));
         if best.is_none_or(|(b, _)| badness(t) < badness(b)) {
-            best = Some((t, &conn.evidence));
+            best = Some((t, conn));
         }
     }
-    if let Some((t, evidence)) = best {
-        return Some((t, evidence.clone()));
+    if let Some((_, conn)) = best {
+        let name = conn.network.as_deref().unwrap_or_default();
+        let (t, mut basis) =
+            network_transport_why(name, process, job, conn.gdr || rank.ring_gdr == Some(true));
+        basis.insert(0, Basis::ChannelLines);
+        let why = describe_network(name, t, process, job, &basis);
+        return Some(RankDecision {
+            transport: t,
+            evidence: conn.evidence.clone(),
+            basis,
+            why,
+            network: Some(name.to_string()),
+        });
     }
     if let Some(conn) = rank.conns.iter().find(|c| c.label == "P2P/MNNVL") {
-        // NVLink between hosts (NVL72-class): inter-node, but neither NET nor one of ours.
-        return Some((Transport::Other, conn.evidence.clone()));
+        return Some(RankDecision {
+            transport: Transport::Nvlink,
+            evidence: conn.evidence.clone(),
+            basis: vec![Basis::ChannelLines],
+            why: "P2P/MNNVL links between hosts".into(),
+            network: None,
+        });
     }
-    let nnodes = rank.max_nnodes.as_ref();
-    let multi_node = match nnodes {
-        Some(n) => n.value > 1,
-        None => multi_host && rank.conns.is_empty(),
-    };
-    if multi_node {
-        if let Some(net) = &rank.network {
-            let t = network_transport(&net.value, process, job_provider);
-            return Some((t, net.evidence.clone()));
+    if nodes.count == NodeCount::One {
+        let evidence = rank
+            .conns
+            .first()
+            .map(|c| c.evidence.clone())
+            .or_else(|| rank.max_nnodes.as_ref().map(|n| n.evidence.clone()))
+            .or_else(|| nodes.evidence.clone())?;
+        return Some(RankDecision {
+            transport: Transport::None,
+            evidence,
+            basis: vec![],
+            why: String::new(),
+            network: None,
+        });
+    }
+    if let Some(evidence) = &rank.mnnvl {
+        return Some(RankDecision {
+            transport: Transport::Nvlink,
+            evidence: evidence.clone(),
+            basis: vec![Basis::Mnnvl],
+            why: "MNNVL 1".into(),
+            network: None,
+        });
+    }
+    let module = module_transport(rank, process, job);
+    match nodes.count {
+        NodeCount::Several => {
+            if let Some(m) = module {
+                return Some(m);
+            }
+            if !rank.conns.is_empty() && rank.max_nnodes.as_ref().is_none_or(|n| n.value <= 1) {
+                // Only links inside the node are in this rank's excerpt.
+                return Some(RankDecision {
+                    transport: Transport::None,
+                    evidence: rank.conns[0].evidence.clone(),
+                    basis: vec![],
+                    why: String::new(),
+                    network: None,
+                });
+            }
+            let evidence = rank.max_nnodes.as_ref().map(|n| n.evidence.clone())?;
+            Some(RankDecision {
+                transport: Transport::Unknown,
+                evidence,
+                basis: vec![],
+                why: String::new(),
+                network: None,
+            })
         }
-        return nnodes.map(|n| (Transport::Unknown, n.evidence.clone()));
+        // Node count not shown: an explicitly RDMA (or TCPX) module is what inter-node
+        // traffic uses; Socket is printed by single-node runs too.
+        NodeCount::Unknown => {
+            let m = module?;
+            if is_rdma(m.transport) || m.transport == Transport::Tcpx {
+                Some(m)
+            } else {
+                Some(RankDecision {
+                    transport: Transport::Unknown,
+                    ..m
+                })
+            }
+        }
+        NodeCount::One => None,
     }
-    if let Some(conn) = rank.conns.first() {
-        return Some((Transport::None, conn.evidence.clone()));
-    }
-    nnodes.map(|n| (Transport::None, n.evidence.clone()))
 }
 
-/// Maps a network name (grammar §4.2) to a transport, using the process's provider and IB
-/// link layers where the name alone is ambiguous.
-pub fn network_transport(name: &str, process: &Process, job_provider: Option<&str>) -> Transport {
+/// The network module NCCL selected for this rank when no connection line shows it:
+/// `Using network X`, else a plugin naming itself, else aws-ofi-nccl's provider, else the
+/// version's init sequence (2.3–2.5 print no `Using network`).
+fn module_transport(rank: &Rank, process: &Process, job: &JobContext) -> Option<RankDecision> {
+    let gdr = rank.ring_gdr == Some(true);
+    let decision = |name: &str, first: Basis, evidence: &Evidence| {
+        let (t, mut basis) = network_transport_why(name, process, job, gdr);
+        basis.insert(0, first);
+        let why = describe_network(name, t, process, job, &basis);
+        RankDecision {
+            transport: t,
+            evidence: evidence.clone(),
+            basis,
+            why,
+            network: Some(name.to_string()),
+        }
+    };
+    if let Some(net) = &rank.network {
+        return Some(decision(&net.value, Basis::NetworkModule, &net.evidence));
+    }
+    if let Some(named) = &process.self_named {
+        return Some(decision(
+            &named.value,
+            Basis::PluginSymbols,
+            &named.evidence,
+        ));
+    }
+    let ofi_failed = process.plugin_failures.iter().any(|(f, _)| {
+        matches!(
+            f,
+            PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed
+        )
+    });
+    if let Some(provider) = process.ofi_provider.as_ref().filter(|_| !ofi_failed) {
+        return Some(decision(
+            "Libfabric",
+            Basis::OfiProvider,
+            &provider.evidence,
+        ));
+    }
+    if let Some(devices) = &process.ib_devices_evidence
+        && process.ib_init_failed.is_none()
+    {
+        return Some(decision("IB", Basis::InitSequence, devices));
+    }
+    // Errors that only a NET connection of that module produces.
+    if let Some(error) = &process.ib_traffic {
+        let mut d = decision("IB", Basis::NetErrors, error);
+        d.basis.retain(|b| *b != Basis::NetworkModule);
+        return Some(d);
+    }
+    if let Some(error) = &process.socket_traffic {
+        return Some(decision("Socket", Basis::NetErrors, error));
+    }
+    let ib_absent = process.ib_no_device
+        || process.verbs_missing.is_some()
+        || process
+            .env("NCCL_IB_DISABLE")
+            .is_some_and(|f| f.value == "1");
+    if ib_absent
+        && process.ib_devices.is_empty()
+        && let Some(sockets) = &process.socket_interfaces
+    {
+        return Some(decision("Socket", Basis::InitSequence, &sockets.evidence));
+    }
+    None
+}
+
+/// `network IB; link layer RoCE`, `network AWS Libfabric; provider efa`.
+fn describe_network(
+    name: &str,
+    t: Transport,
+    process: &Process,
+    job: &JobContext,
+    basis: &[Basis],
+) -> String {
+    let mut parts = vec![format!("network {name}")];
+    if basis.contains(&Basis::OfiProvider) {
+        let provider = process
+            .ofi_provider
+            .as_ref()
+            .map(|f| f.value.clone())
+            .or_else(|| process.ofi_filter.clone())
+            .or_else(|| job.provider.clone());
+        if let Some(p) = provider {
+            parts.push(format!("provider {p}"));
+        }
+    }
+    if basis.contains(&Basis::LinkLayer) {
+        parts.push(format!(
+            "link layer {}",
+            if t == Transport::Roce { "RoCE" } else { "IB" }
+        ));
+    }
+    if basis.contains(&Basis::Gdr) {
+        parts.push("GPUDirect RDMA through aws-ofi-nccl (EFA)".into());
+    }
+    parts.join("; ")
+}
+
+/// Is this network name NCCL's IB verbs module or a plugin built on it (HPC-X IBext, the
+/// `NCCL RDMA Plugin` of nccl-rdma-sharp-plugins)?
+fn is_ib_module(lower: &str) -> bool {
+    lower == "ib" || lower.starts_with("ibext") || lower.contains("rdma plugin")
+}
+
+fn network_transport_why(
+    name: &str,
+    process: &Process,
+    job: &JobContext,
+    gdr: bool,
+) -> (Transport, Vec<Basis>) {
     let lower = name.to_ascii_lowercase();
     if lower == "socket" || lower == "fastsocket" {
-        Transport::Socket
+        (Transport::Socket, vec![])
     } else if lower.contains("tcpx") || lower.contains("fastrak") {
-        Transport::Tcpx
-    } else if lower == "ib" || lower.starts_with("ibext") {
-        let roce = |d: &super::event::IbDevice| d.link_layer.eq_ignore_ascii_case("roce");
-        if !process.ib_devices.is_empty() && process.ib_devices.iter().all(roce) {
-            Transport::Roce
+        (Transport::Tcpx, vec![])
+    } else if is_ib_module(&lower) {
+        let own: Vec<String> = process
+            .ib_devices
+            .iter()
+            .map(|d| d.link_layer.to_ascii_lowercase())
+            .collect();
+        let layers = if own.is_empty() {
+            &job.link_layers
         } else {
-            Transport::Ib
+            &own
+        };
+        if layers.is_empty() {
+            // NCCL's IB module runs over InfiniBand and RoCE alike; without the port list
+            // the log does not say which.
+            (Transport::Unknown, vec![])
+        } else if layers.iter().all(|l| l == "roce") {
+            (Transport::Roce, vec![Basis::LinkLayer])
+        } else {
+            (Transport::Ib, vec![Basis::LinkLayer])
         }
     } else if lower.contains("libfabric") || lower == "ofi" || lower == "aws ofi" {
         let provider = process
             .ofi_provider
             .as_ref()
-            .map(|f| f.value.as_str())
-            .or(job_provider);
+            .map(|f| f.value.clone())
+            .or_else(|| job.provider.clone());
         match provider {
-            Some(p) => provider_transport(p),
-            None if process.efa_runtime.is_some() => Transport::Efa,
-            None => Transport::Unknown,
+            Some(p) => (provider_transport(&p), vec![Basis::OfiProvider]),
+            None if process
+                .ofi_filter
+                .as_deref()
+                .is_some_and(|f| f.eq_ignore_ascii_case("efa")) =>
+            {
+                (Transport::Efa, vec![Basis::OfiProvider])
+            }
+            None if process.efa_runtime.is_some() => (Transport::Efa, vec![]),
+            // GPUDirect RDMA over aws-ofi-nccl: its TCP providers cannot do it.
+            None if gdr => (Transport::Efa, vec![Basis::Gdr]),
+            None => (Transport::Unknown, vec![]),
         }
     } else {
-        Transport::Other
+        (Transport::Other, vec![])
     }
 }
 
@@ -203,37 +768,53 @@ pub fn job_provider(facts: &Facts) -> Option<String> {
     }
 }
 
-/// `nNodes` (2.20+) when logged; else the host names when there are several; one host only
-/// when every rank of the communicator is in the log and none used the network.
-fn node_count(facts: &Facts, hosts: &[String]) -> Option<u32> {
-    let nnodes = facts
-        .ranks
-        .iter()
-        .filter_map(|r| r.max_nnodes.as_ref().map(|f| f.value))
-        .max();
-    if nnodes.is_some() || hosts.len() >= 2 {
-        return nnodes.or(Some(hosts.len() as u32));
-    }
-    let world = facts.ranks.iter().map(|r| r.world).max().unwrap_or(0) as usize;
-    let networked = facts
-        .ranks
-        .iter()
-        .any(|r| r.conns.iter().any(|c| c.is_network()));
-    (hosts.len() == 1 && world > 0 && facts.ranks.len() >= world && !networked).then_some(1)
-}
-
 fn hosts(facts: &Facts) -> Vec<String> {
-    let mut hosts: Vec<String> = facts
+    // Processes by how many records they logged: a name garbled by interleaved output
+    // (`80356ljm:803564` beside `ljm:803564`, `23:83` beside `worker-23:83`) is seen rarely.
+    let mut processes: Vec<&Process> = facts
         .processes
         .iter()
         .filter(|p| !p.ranks.is_empty())
-        .filter_map(|p| p.host.clone())
+        // `...` is an author's abbreviation, not a host.
+        .filter(|p| {
+            p.host
+                .as_deref()
+                .is_some_and(|h| h.bytes().any(|b| b.is_ascii_alphanumeric()))
+        })
+        .collect();
+    processes.sort_by_key(|p| std::cmp::Reverse(p.records));
+    let mut kept: Vec<(&str, u32)> = Vec::new();
+    let mut by_pid: std::collections::HashMap<u32, Vec<&str>> = Default::default();
+    for p in processes {
+        let (Some(host), Some(pid)) = (p.host.as_deref(), p.pid) else {
+            continue;
+        };
+        let same_pid = by_pid.entry(pid).or_default();
+        let garbled = same_pid
+            .iter()
+            .any(|k| *k != host && (k.ends_with(host) || host.ends_with(k)));
+        if garbled {
+            continue;
+        }
+        if same_pid.len() < 64 {
+            same_pid.push(host);
+        }
+        if kept.len() < MAX_HOSTS {
+            kept.push((host, pid));
+        }
+    }
+    let mut hosts: Vec<String> = kept
+        .into_iter()
+        .map(|(h, _)| h.to_string())
         .chain(facts.header_hosts.iter().cloned())
         .collect();
     hosts.sort();
     hosts.dedup();
     hosts
 }
+
+/// Enough host names for every decision and message; memory stays bounded.
+const MAX_HOSTS: usize = 16_384;
 
 /// Why an RDMA path counts as attempted or present, where, and the line that shows it.
 #[derive(Debug, Clone)]
@@ -261,6 +842,29 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
         for (failure, evidence) in &p.plugin_failures {
             if *failure != PluginFailure::NoneUsable {
                 push(failure_text(*failure).to_string(), on(), evidence);
+            }
+        }
+        if let Some(loaded) = &p.loaded_plugin {
+            let lower = loaded.value.to_ascii_lowercase();
+            let rdma_plugin = is_ib_module(&lower)
+                || lower.contains("libfabric")
+                || lower == "ofi"
+                || lower.contains("rdma");
+            let on_socket = p.ranks.iter().any(|&r| {
+                facts.ranks[r]
+                    .network
+                    .as_ref()
+                    .is_some_and(|f| f.value.eq_ignore_ascii_case("socket"))
+            }) || p
+                .ranks
+                .iter()
+                .any(|&r| rank_is(per_rank, r, Transport::Socket));
+            if rdma_plugin && on_socket {
+                let why = format!(
+                    "the RDMA net plugin `{}` was loaded, yet NCCL used Socket",
+                    loaded.value
+                );
+                push(why, on(), &loaded.evidence);
             }
         }
         if let Some(evidence) = &p.ib_devices_evidence {
@@ -360,9 +964,15 @@ fn socket_fallback(
     inter_node: Transport,
     expect: Option<Transport>,
     rdma_signals: &[Signal],
+    rdma_carried: bool,
+    socket_module: bool,
 ) -> Option<bool> {
     match inter_node {
         Transport::None => return Some(false),
+        // RDMA demonstrably carried traffic (NET/IB lines without the link layer), or the
+        // node count is unknown but NCCL selected Socket: the fallback can still be evident.
+        Transport::Unknown if rdma_carried => return Some(false),
+        Transport::Unknown if socket_module => {}
         Transport::Unknown => return None,
         Transport::Socket => {}
         _ => return Some(false),
@@ -382,6 +992,18 @@ fn socket_fallback(
     // TCP was the only option, if we can see what NCCL tried; else the log can't tell.
     let tried_known = facts.processes.iter().any(|p| p.net_init_seen);
     tried_known.then_some(false)
+}
+
+/// RDMA carried traffic even where the transport stays unknown: NCCL's IB module on
+/// connection lines or in completion errors, without the port list that tells IB from RoCE.
+fn rdma_carried(facts: &Facts, decided: &[Option<RankDecision>]) -> bool {
+    let ib_lines = decided.iter().flatten().any(|d| {
+        d.basis.contains(&Basis::ChannelLines)
+            && d.network
+                .as_deref()
+                .is_some_and(|n| is_ib_module(&n.to_ascii_lowercase()))
+    });
+    ib_lines || facts.processes.iter().any(|p| p.ib_traffic.is_some())
 }
 
 /// A TCP-only plugin (FastSocket) or `NCCL_NET=Socket`: TCP was chosen on purpose.

@@ -17,8 +17,13 @@ pub use model::*;
 use super::net_lines;
 use super::prefix::{Level, parse_u32};
 
-/// Classifies one NCCL record.
+/// Classifies one NCCL record: `Presence` when it carries no evidence but shows that its
+/// rank exists (a rank whose only lines are `threadThresholds ...` still counts).
 pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
+    Some(classify_record(level, msg).unwrap_or(Event::Presence))
+}
+
+fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
     if level == Level::Warn {
         return Some(classify_warn(msg));
     }
@@ -61,11 +66,18 @@ pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
             let rest = msg
                 .strip_prefix("Bootstrap : Using ")
                 .or_else(|| msg.strip_prefix("Bootstrap: Using "))?;
-            Some(Event::BootstrapInterface(interface_name(rest)))
+            Some(Event::BootstrapInterface(rest.trim()))
         }
         b'P' => {
+            // `P2P plugin IBext` (2.12–2.19), `P2P plugin v8 IBext_v8` (2.20+).
             let name = msg.strip_prefix("P2P plugin ")?;
-            Some(Event::PluginLoaded(name.split_whitespace().next()?))
+            let mut words = name.split_whitespace();
+            let first = words.next()?;
+            let is_api = first.len() > 1
+                && first.starts_with('v')
+                && first[1..].bytes().all(|b| b.is_ascii_digit());
+            let name = if is_api { words.next()? } else { first };
+            Some(Event::PluginLoaded(name))
         }
         b'c' => {
             if let Some(driver) = msg.strip_prefix("cudaDriverVersion ") {
@@ -77,6 +89,7 @@ pub fn classify(level: Level, msg: &str) -> Option<Event<'_>> {
             }
         }
         b'n' if msg.starts_with("ncclComm") => comm_line(msg),
+        b'r' if msg.starts_with("rank ") => comm_line(msg),
         b'a'..=b'z' => breadcrumb(msg),
         _ => None,
     }
@@ -185,8 +198,26 @@ static NNODES: Needle = LazyLock::new(|| memmem::Finder::new(b" nNodes "));
 fn connection_or_layout(msg: &str) -> Option<Event<'_>> {
     match VIA.find(msg.as_bytes()) {
         Some(at) => connection(&msg[at + 5..], link(&msg[..at])),
-        None => Some(Event::Topology),
+        None => Some(ring_order(msg).unwrap_or(Event::Topology)),
     }
+}
+
+/// `Channel 00/12 :    0   3   2   1   5   6   7   4` (2.5+) or `Channel 00 :    0   1` /
+/// `Ring 00 :    0   1` (2.4): the ring over every rank of the communicator.
+fn ring_order(msg: &str) -> Option<Event<'_>> {
+    let (head, list) = msg.split_once(" : ")?;
+    let head_ok = head
+        .split_once(' ')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'/'));
+    if !head_ok {
+        return None;
+    }
+    let mut ranks = 0u32;
+    for word in list.split_ascii_whitespace() {
+        parse_u32(word.as_bytes())?;
+        ranks += 1;
+    }
+    (ranks > 0).then_some(Event::RingOrder { ranks })
 }
 
 /// `Channel 00/0 : 3[0] -> 0[0] [receive]` / `Ring 00 : 3 -> 4 [send]` → ranks 3 and 0.
@@ -255,6 +286,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
         Start,
         Complete,
         Nodes,
+        Ranks,
     }
     let kind = if msg.ends_with("Init START") {
         Kind::Start
@@ -264,6 +296,8 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
         return Some(Event::Destroyed);
     } else if msg.starts_with("comm 0x") && NNODES.find(msg.as_bytes()).is_some() {
         Kind::Nodes
+    } else if msg.starts_with("rank ") || msg.starts_with("comm 0x") {
+        Kind::Ranks
     } else {
         return None;
     };
@@ -274,6 +308,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     let mut comm_id = None;
     let mut local_ranks = None;
     let mut local_rank = None;
+    let mut mnnvl = None;
     let mut words = Words { text: msg, pos: 0 };
     while let Some(word) = words.next() {
         let slot = match word {
@@ -283,6 +318,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             "nNodes" => &mut nnodes,
             "localRanks" => &mut local_ranks,
             "localRank" => &mut local_rank,
+            "MNNVL" => &mut mnnvl,
             "commId" => &mut comm_id,
             _ => continue,
         };
@@ -293,11 +329,18 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
     }
     let number = |word: Option<&str>| word.and_then(|w| parse_u32(w.as_bytes()));
     let (rank, nranks) = (number(rank), number(nranks));
+    if let Kind::Ranks = kind {
+        return Some(Event::CommRanks {
+            rank: rank?,
+            nranks: nranks?,
+        });
+    }
     let init = InitLine {
         comm: comm?,
         rank,
         nranks,
         comm_id,
+        all_in_one_process: msg.starts_with("ncclCommInitAll "),
     };
     Some(match kind {
         Kind::Start => Event::InitStart(init),
@@ -309,7 +352,9 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             nnodes: number(nnodes)?,
             local_ranks: number(local_ranks),
             local_rank: number(local_rank),
+            mnnvl: number(mnnvl),
         },
+        Kind::Ranks => return None,
     })
 }
 
@@ -362,7 +407,41 @@ mod tests {
     use super::*;
 
     fn info(msg: &str) -> Option<Event<'_>> {
-        classify(Level::Info, msg)
+        classify_record(Level::Info, msg)
+    }
+
+    #[test]
+    fn records_without_evidence_show_their_rank() {
+        assert_eq!(
+            classify(Level::Info, "threadThresholds 8/8/64 | 64/8/64"),
+            Some(Event::Presence)
+        );
+        assert_eq!(
+            info("Channel 00/12 :    0   3   2   1   5   6   7   4"),
+            Some(Event::RingOrder { ranks: 8 })
+        );
+        assert_eq!(
+            info("rank 5 nranks 6"),
+            Some(Event::CommRanks { rank: 5, nranks: 6 })
+        );
+        assert_eq!(
+            info("comm 0x19b0d460 rank 5 nranks 6"),
+            Some(Event::CommRanks { rank: 5, nranks: 6 })
+        );
+        assert_eq!(
+            info("P2P plugin v8 IBext_v8"),
+            Some(Event::PluginLoaded("IBext_v8"))
+        );
+        assert_eq!(info("P2P plugin IBext"), Some(Event::PluginLoaded("IBext")));
+        assert!(matches!(
+            info(
+                "ncclCommInitAll comm 0x5 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 34000 commId 0x7 - Init COMPLETE"
+            ),
+            Some(Event::InitComplete(InitLine {
+                all_in_one_process: true,
+                ..
+            }))
+        ));
     }
 
     fn conn(msg: &str) -> Option<Conn<'_>> {
@@ -467,7 +546,7 @@ mod tests {
     fn lookalikes_carry_no_transport() {
         assert_eq!(
             info("Channel 00/02 :    0   7   6   5"),
-            Some(Event::Topology)
+            Some(Event::RingOrder { ranks: 4 })
         );
         assert_eq!(info("Ring 08 : 0 -> 1 -> 2"), Some(Event::Topology));
         assert_eq!(
@@ -531,6 +610,7 @@ mod tests {
                 nnodes: 2,
                 local_ranks: Some(1),
                 local_rank: Some(0),
+                mnnvl: Some(0),
             })
         );
         let start = info(
@@ -542,7 +622,8 @@ mod tests {
                 comm: "0x1624efc0",
                 rank: Some(1),
                 nranks: Some(2),
-                comm_id: Some("0x4c64857d1447e24c")
+                comm_id: Some("0x4c64857d1447e24c"),
+                all_in_one_process: false,
             }))
         );
         let done =
@@ -615,7 +696,7 @@ mod tests {
         );
         assert_eq!(
             info("Bootstrap: Using lo:127.0.0.1<0>"),
-            Some(Event::BootstrapInterface("lo"))
+            Some(Event::BootstrapInterface("lo:127.0.0.1<0>"))
         );
     }
 }

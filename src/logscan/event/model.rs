@@ -41,7 +41,8 @@ pub enum EventOf<S> {
     /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`):
     /// the list text, parsed by `net_lines::socket_interfaces` when first stored.
     SocketInterfaces(S),
-    /// `Bootstrap : Using eth0:...`: bootstrap only, not a transport.
+    /// `Bootstrap : Using eth0:10.0.0.1<0>` (or `[0]eth0:...`): bootstrap only, not a
+    /// transport; the text after `Using`.
     BootstrapInterface(S),
     /// `NET/<name> : GPU Direct RDMA Enabled|Disabled for HCA ...` (§4.3).
     GdrNic {
@@ -67,10 +68,36 @@ pub enum EventOf<S> {
         /// Ranks on this rank's node, and its index among them (NCCL's view of the layout).
         local_ranks: Option<u32>,
         local_rank: Option<u32>,
+        /// `MNNVL 1`: the communicator spans a multi-node NVLink domain (GB200/GB300 NVL72).
+        mnnvl: Option<u32>,
+    },
+    /// `rank 0 nranks 8` (2.3), `comm 0x.. rank 5 nranks 6` (2.3/2.4): a rank's place in a
+    /// communicator, without `nNodes`.
+    CommRanks {
+        rank: u32,
+        nranks: u32,
     },
     InitStart(InitLineOf<S>),
     InitComplete(InitLineOf<S>),
     Destroyed,
+    /// A ring listing `Channel 00/12 :    0   3   2   1` (graph/rings.cc, 2.5+; `Ring 00 :` in
+    /// 2.4): every rank of the communicator in ring order, so `ranks` is its size.
+    RingOrder {
+        ranks: u32,
+    },
+    /// A plugin naming itself in its own lines (`NET/FastSocket : ...`,
+    /// `NET/GPUDirectTCPX : ...`); `connected` when the line reports a connection made,
+    /// which happens only for NET connections.
+    PluginSelfNamed {
+        name: S,
+        connected: bool,
+    },
+    /// Traffic errors that only a network connection produces: `NET/IB : Got completion
+    /// from peer ...` (the IB verbs transport carried data) or `NET/Socket : socket progress
+    /// error`. `ib`: which of the two.
+    NetTrafficError {
+        ib: bool,
+    },
     /// Ring/tree layout lines: the rank reached topology setup.
     Topology,
     /// `Connected all rings[, use ring PXN x GDR y]`, `Connected all trees`, ...
@@ -86,6 +113,8 @@ pub enum EventOf<S> {
     TunerProbe,
     /// Any other NCCL WARN.
     Warn,
+    /// A record with no evidence: its rank exists.
+    Presence,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +141,8 @@ pub enum OfiEventOf<S> {
     GdrOff,
     /// Runtime text that only an EFA endpoint produces (`fi_addr_efa`, `EFA device`).
     EfaRuntime,
+    /// `Setting provider_filter to efa` (1.6+ on AWS): only this provider can be selected.
+    ProviderFilter(S),
 }
 
 /// The NCCL ranks at the two ends of a connection line, as printed (`from -> to`).
@@ -145,6 +176,9 @@ pub struct InitLineOf<S> {
     pub rank: Option<u32>,
     pub nranks: Option<u32>,
     pub comm_id: Option<S>,
+    /// `ncclCommInitAll comm ...` (2.23+ names the API): one process created every rank of
+    /// the communicator, so they all share one host.
+    pub all_in_one_process: bool,
 }
 
 impl<S> EventOf<S> {
@@ -182,6 +216,7 @@ impl<S> EventOf<S> {
                 nnodes,
                 local_ranks,
                 local_rank,
+                mnnvl,
             } => CommNodes {
                 comm: f(comm),
                 rank,
@@ -189,7 +224,15 @@ impl<S> EventOf<S> {
                 nnodes,
                 local_ranks,
                 local_rank,
+                mnnvl,
             },
+            CommRanks { rank, nranks } => CommRanks { rank, nranks },
+            RingOrder { ranks } => RingOrder { ranks },
+            PluginSelfNamed { name, connected } => PluginSelfNamed {
+                name: f(name),
+                connected,
+            },
+            NetTrafficError { ib } => NetTrafficError { ib },
             InitStart(init) => InitStart(init.map(f)),
             InitComplete(init) => InitComplete(init.map(f)),
             Destroyed => Destroyed,
@@ -198,6 +241,7 @@ impl<S> EventOf<S> {
             Breadcrumb { code } => Breadcrumb { code },
             TunerProbe => TunerProbe,
             Warn => Warn,
+            Presence => Presence,
         }
     }
 }
@@ -220,6 +264,7 @@ impl<S> OfiEventOf<S> {
             InitFailed => InitFailed,
             GdrOff => GdrOff,
             EfaRuntime => EfaRuntime,
+            ProviderFilter(s) => ProviderFilter(f(s)),
         }
     }
 }
@@ -244,6 +289,7 @@ impl<S> InitLineOf<S> {
             rank: self.rank,
             nranks: self.nranks,
             comm_id: self.comm_id.map(f),
+            all_in_one_process: self.all_in_one_process,
         }
     }
 }

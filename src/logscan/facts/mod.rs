@@ -32,6 +32,9 @@ pub struct Facts {
     pub processes: Vec<Process>,
     pub ranks: Vec<Rank>,
     process_index: HashMap<String, usize>,
+    /// Processes by pid (at most 16 each), to recognise garbled host names.
+    pid_index: HashMap<u32, Vec<usize>>,
+    host_names: std::collections::HashSet<String>,
     /// Keyed by `commId`.
     pub groups: HashMap<u64, CommGroup>,
     /// Line buffers of completed inits, reused for new ones (no allocation per `Init START`).
@@ -39,6 +42,10 @@ pub struct Facts {
     /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).
     pub job_versions: Vec<Fact<String>>,
     pub header_hosts: Vec<String>,
+    /// nccl-tests' rank table: lines read, and the highest rank number in them.
+    pub header_ranks: u32,
+    pub header_max_rank: Option<u32>,
+    pub header_evidence: Option<Evidence>,
     pub warnings: EvidenceList,
     pub errors: EvidenceList,
     pub no_net_plugin: EvidenceList,
@@ -62,6 +69,19 @@ impl Facts {
     ) -> Option<usize> {
         let process = match self.process_index.get(key) {
             Some(&index) => index,
+            None if let Some(index) = self.garbled_alias(host, pid) => {
+                if self.process_index.len() < 2 * MAX_PROCESSES {
+                    self.process_index.insert(key.to_string(), index);
+                }
+                // The garbled name came first: a shorter name that other processes use too
+                // is the real one.
+                if let Some(host) = host
+                    && self.host_names.contains(host)
+                {
+                    self.processes[index].host = Some(host.to_string());
+                }
+                index
+            }
             None => {
                 if self.processes.len() >= MAX_PROCESSES {
                     self.capped = true;
@@ -75,6 +95,17 @@ impl Facts {
                     ..Process::default()
                 });
                 self.process_index.insert(key.to_string(), index);
+                if let Some(host) = host
+                    && self.host_names.len() < MAX_PROCESSES
+                {
+                    self.host_names.insert(host.to_string());
+                }
+                if let Some(pid) = pid {
+                    let same = self.pid_index.entry(pid).or_default();
+                    if same.len() < 16 {
+                        same.push(index);
+                    }
+                }
                 index
             }
         };
@@ -96,6 +127,23 @@ impl Facts {
         Some(rank)
     }
 
+    /// Whether the process `key` (`host:pid`) has been seen.
+    pub fn knows(&self, key: &str) -> bool {
+        self.process_index.contains_key(key)
+    }
+
+    /// A process already seen with the same pid whose host name is this one with text glued
+    /// in front (`80356ljm` for `ljm`: interleaved output) or cut at the front (`23` for
+    /// `worker-23`).
+    fn garbled_alias(&self, host: Option<&str>, pid: Option<u32>) -> Option<usize> {
+        let (host, pid) = (host?, pid?);
+        self.pid_index.get(&pid)?.iter().copied().find(|&i| {
+            self.processes[i].host.as_deref().is_some_and(|known| {
+                known != host && (host.ends_with(known) || known.ends_with(host))
+            })
+        })
+    }
+
     /// Folds one event seen on `rank`.
     pub fn apply(&mut self, rank: usize, event: Event, seen: &Seen) {
         self.nccl_records += 1;
@@ -104,6 +152,7 @@ impl Facts {
             self.set_phase(rank, phase, seen);
         }
         let p = &mut self.processes[process];
+        p.records += 1;
         match event {
             Event::Version(version) => set_once(&mut p.version, || version.to_string(), seen),
             Event::CudaDriver(driver) => {
@@ -173,6 +222,13 @@ impl Facts {
                     if !p.ib_devices.is_empty() {
                         p.ib_devices_evidence = Some(seen.evidence());
                     }
+                } else {
+                    // 2.2/2.3 list one port per line; later lists repeat per communicator.
+                    for device in super::net_lines::ib_devices(list) {
+                        if p.ib_devices.len() < MAX_LIST && !p.ib_devices.contains(&device) {
+                            p.ib_devices.push(device);
+                        }
+                    }
                 }
             }
             Event::IbNoDevice => {
@@ -182,16 +238,31 @@ impl Facts {
             Event::VerbsMissing => {
                 p.verbs_missing.get_or_insert_with(|| seen.evidence());
             }
-            Event::SocketInterfaces(names) => {
+            Event::SocketInterfaces(text) => {
                 p.net_init_seen = true;
                 let names = || {
-                    let list = super::net_lines::socket_interfaces(names);
+                    let list = super::net_lines::socket_interfaces(text);
                     list.into_iter().map(str::to_string).collect()
                 };
                 set_once(&mut p.socket_interfaces, names, seen);
+                if p.link_local.is_none() {
+                    let link_local = super::net_lines::link_local_interfaces(text);
+                    if !link_local.is_empty() {
+                        let value = link_local.into_iter().map(str::to_string).collect();
+                        set_once(&mut p.link_local, || value, seen);
+                    }
+                }
             }
-            Event::BootstrapInterface(name) => {
-                set_once(&mut p.bootstrap_interface, || name.to_string(), seen)
+            Event::BootstrapInterface(text) => {
+                // Bootstrap uses the first interface listed.
+                let first = text.split_whitespace().next().unwrap_or("");
+                let first = first.split_once(']').map_or(first, |(_, rest)| rest);
+                let name = super::event::interface_name(first);
+                set_once(&mut p.bootstrap_interface, || name.to_string(), seen);
+                if !super::net_lines::link_local_interfaces(first).is_empty() {
+                    p.bootstrap_link_local
+                        .get_or_insert_with(|| seen.evidence());
+                }
             }
             Event::GdrNic { .. } => {}
             Event::Ofi(ofi) => self.apply_ofi(process, ofi, seen),
@@ -222,9 +293,13 @@ impl Facts {
                 nnodes,
                 local_ranks,
                 local_rank,
+                mnnvl,
                 ..
             } => {
                 let r = &mut self.ranks[rank];
+                if mnnvl == Some(1) && nnodes > 1 {
+                    r.mnnvl.get_or_insert_with(|| seen.evidence());
+                }
                 if nranks > 1 {
                     r.multi_rank_comm = true;
                 }
@@ -241,8 +316,56 @@ impl Facts {
                     });
                 }
             }
-            Event::InitStart(init) => self.init_started(rank, init, seen),
-            Event::InitComplete(init) => self.init_completed(rank, init),
+            Event::CommRanks {
+                rank: number,
+                nranks,
+            } => {
+                let r = &mut self.ranks[rank];
+                if nranks > 1 {
+                    r.multi_rank_comm = true;
+                }
+                if nranks >= r.world.max(1) {
+                    r.world = nranks;
+                    r.rank = Some(number);
+                }
+            }
+            Event::RingOrder { ranks } => {
+                let r = &mut self.ranks[rank];
+                r.ring_ranks = r.ring_ranks.max(ranks);
+            }
+            Event::PluginSelfNamed { name, connected } => {
+                p.net_init_seen = true;
+                set_once(&mut p.self_named, || name.to_string(), seen);
+                if connected {
+                    p.self_named_connected
+                        .get_or_insert_with(|| seen.evidence());
+                }
+            }
+            Event::NetTrafficError { ib } => {
+                let slot = if ib {
+                    &mut p.ib_traffic
+                } else {
+                    &mut p.socket_traffic
+                };
+                slot.get_or_insert_with(|| seen.evidence());
+                self.warnings.push(seen);
+            }
+            Event::InitStart(init) => {
+                if init.all_in_one_process {
+                    self.ranks[rank]
+                        .all_in_one_process
+                        .get_or_insert_with(|| seen.evidence());
+                }
+                self.init_started(rank, init, seen)
+            }
+            Event::InitComplete(init) => {
+                if init.all_in_one_process {
+                    self.ranks[rank]
+                        .all_in_one_process
+                        .get_or_insert_with(|| seen.evidence());
+                }
+                self.init_completed(rank, init)
+            }
             Event::Connected { gdr } => {
                 if gdr.is_some() {
                     self.ranks[rank].ring_gdr = gdr;
@@ -253,7 +376,7 @@ impl Facts {
             }
             Event::Breadcrumb { .. } => self.errors.push(seen),
             Event::Warn => self.warnings.push(seen),
-            Event::Destroyed | Event::Topology => {}
+            Event::Destroyed | Event::Topology | Event::Presence => {}
         }
     }
 
@@ -282,6 +405,9 @@ impl Facts {
             OfiEvent::GdrOff => {
                 p.ofi_gdr_off.get_or_insert_with(|| seen.evidence());
             }
+            OfiEvent::ProviderFilter(filter) => {
+                p.ofi_filter.get_or_insert_with(|| filter.to_string());
+            }
             OfiEvent::EfaRuntime => {
                 p.efa_runtime.get_or_insert_with(|| seen.evidence());
                 self.warnings.push(seen);
@@ -291,6 +417,10 @@ impl Facts {
 
     fn add_connection(&mut self, rank: usize, conn: Conn, link: Option<Link>, seen: &Seen) {
         let r = &mut self.ranks[rank];
+        if let (Conn::P2p("P2P/direct pointer"), Some(link)) = (conn, link) {
+            add_peer(&mut r.same_process_ranks, link.from);
+            add_peer(&mut r.same_process_ranks, link.to);
+        }
         // The other end, when the line names this rank at one end (lines of a smaller
         // communicator use other numbers and may name neither).
         let peer = link.and_then(|l| match r.rank {
@@ -415,10 +545,13 @@ impl Facts {
     }
 
     /// An nccl-tests `# Rank N ... Pid P on HOST device D` header line.
-    pub fn header_rank(&mut self, number: u32, host: &str, pid: u32, dev: u32) {
+    pub fn header_rank(&mut self, number: u32, host: &str, pid: u32, dev: u32, seen: &Seen) {
+        self.header_evidence.get_or_insert_with(|| seen.evidence());
         if self.header_hosts.len() < MAX_PROCESSES && !self.header_hosts.iter().any(|h| h == host) {
             self.header_hosts.push(host.to_string());
         }
+        self.header_ranks = self.header_ranks.saturating_add(1);
+        self.header_max_rank = self.header_max_rank.max(Some(number));
         let key = format!("{host}:{pid}");
         if let Some(rank) = self.rank_for(&key, None, Some(host), Some(pid), Some(dev)) {
             let r = &mut self.ranks[rank];
@@ -470,7 +603,10 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::InitComplete(_) => Phase::InitComplete,
         Event::Connected { .. } => Phase::Connected,
         Event::Destroyed => Phase::Destroyed,
-        Event::NoNetPlugin | Event::Breadcrumb { .. } | Event::Warn => Phase::Error,
+        Event::NoNetPlugin
+        | Event::Breadcrumb { .. }
+        | Event::Warn
+        | Event::NetTrafficError { .. } => Phase::Error,
         _ => return None,
     })
 }

@@ -135,6 +135,10 @@ pub struct Process {
     pub ib_init_failed: Option<Evidence>,
     pub verbs_missing: Option<Evidence>,
     pub socket_interfaces: Option<Fact<Vec<String>>>,
+    /// NET/Socket interfaces on a link-local address (`169.254.x`, `fe80::`).
+    pub link_local: Option<Fact<Vec<String>>>,
+    /// The bootstrap interface is on a link-local address.
+    pub bootstrap_link_local: Option<Evidence>,
     pub bootstrap_interface: Option<Fact<String>>,
     pub env: Vec<(String, Fact<String>)>,
     pub ofi_version: Option<String>,
@@ -143,10 +147,22 @@ pub struct Process {
     pub ofi_nics: Option<u32>,
     pub ofi_gdr_off: Option<Evidence>,
     pub efa_runtime: Option<Evidence>,
+    /// aws-ofi-nccl's `Setting provider_filter to X`: the only provider it may select.
+    pub ofi_filter: Option<String>,
+    /// An external plugin that named itself in its own lines (`NET/FastSocket : ...`).
+    pub self_named: Option<Fact<String>>,
+    /// That plugin reported a connection made or accepted: NET connections exist.
+    pub self_named_connected: Option<Evidence>,
+    /// `NET/IB : Got completion from peer ...`: the IB verbs transport carried data.
+    pub ib_traffic: Option<Evidence>,
+    /// `NET/Socket : socket progress error`: a NET/Socket connection carried data.
+    pub socket_traffic: Option<Evidence>,
     pub tuner_probe: Option<Evidence>,
     /// Any line about choosing or initialising a network: we know what NCCL tried.
     pub net_init_seen: bool,
     pub ranks: Vec<usize>,
+    /// NCCL records folded for this process.
+    pub records: u64,
 }
 
 impl Process {
@@ -279,6 +295,15 @@ pub struct Rank {
     pub open_inits: Vec<OpenInit>,
     pub completed_inits: u64,
     pub ring_gdr: Option<bool>,
+    /// The most ranks a ring listing of this rank showed (every rank of its communicator).
+    pub ring_ranks: u32,
+    /// Joined a communicator made by `ncclCommInitAll`: all its ranks in this one process.
+    pub all_in_one_process: Option<Evidence>,
+    /// `MNNVL 1` on a communicator line (2.20+): the nodes share an NVLink domain.
+    pub mnnvl: Option<Evidence>,
+    /// Both ends of `P2P/direct pointer` links, which NCCL uses only between ranks of one
+    /// process (sorted, at most `MAX_PEERS`).
+    pub same_process_ranks: Vec<u32>,
 }
 
 /// Ranks that logged `Init START` for one `commId` (2.19+), to spot ranks that never joined.

@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, classify};
 use crate::logscan::input::Chunks;
-use crate::logscan::prefix::{Level, Place, for_each_record_in};
+use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
 
 /// Where a replayed batch goes.
 pub trait Replay: Sink {
@@ -38,6 +38,7 @@ pub struct Batch {
     markers: Vec<(usize, Level)>,
     /// The events of `Events` lines, each line's in one run.
     events: Vec<Located>,
+    seen: SeenPrefixes,
 }
 
 struct Line {
@@ -107,6 +108,7 @@ impl Batch {
             lines: &mut self.lines,
             markers: &mut self.markers,
             events: &mut self.events,
+            seen: &mut self.seen,
         };
         self.len = framer.chunk(chunk, &mut recorder);
         chunks.unread(&chunk[self.len..]);
@@ -176,6 +178,8 @@ struct Recorder<'a> {
     lines: &'a mut Vec<Line>,
     markers: &'a mut Vec<(usize, Level)>,
     events: &'a mut Vec<Located>,
+    /// Prefixes whose process has shown itself: their records without evidence are noise.
+    seen: &'a mut SeenPrefixes,
 }
 
 impl Recorder<'_> {
@@ -202,6 +206,11 @@ impl Recorder<'_> {
             let Some(event) = classify(record.level, &record.msg) else {
                 return;
             };
+            if let Event::Presence = event
+                && !self.seen.first_time(record.place.before_marker())
+            {
+                return;
+            }
             let event = event.map(&mut |text| {
                 Span::of(text, self.chunk).unwrap_or_else(|| {
                     in_chunk = false;

@@ -4,9 +4,9 @@
 //!   at `\n`, `NCCL` and ESC, which `positions` finds 64 bytes at a time. Every
 //!   `NCCL INFO` / `NCCL WARN` of a line is found in that one pass, so records glued onto one
 //!   line cost nothing extra. A line without `NCCL` is passed on if it mentions `nccl`,
-//!   `libfabric:` or `#`.
+//!   `libfabric:`, `#` or `] INFO ` (NCCL 2.2's records have no `NCCL`).
 //! - Gaps (after `QUIET_LINES` lines in a row without `NCCL`): one SIMD search jumps to the
-//!   next `NCCL`; the lines skipped are searched for `nccl`, `libfabric:` and `#` (each once
+//!   next `NCCL`; the lines skipped are searched for `nccl`, `libfabric:`, `#` and `] INFO ` (each once
 //!   per chunk) and counted, so evidence keeps its line numbers.
 //!
 //! `batch` carries a framed chunk from the reading thread to the analysis.
@@ -249,6 +249,9 @@ static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"nccl"));
 static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
+/// NCCL 2.2's records, `host:pid:tid [dev] INFO msg`, lack the word `NCCL`.
+static LEGACY_INFO: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"] INFO "));
 
 /// ` INFO` → `Info`, ` WARN` → `Warn`.
 fn level_word(word: &[u8]) -> Option<Level> {
@@ -286,7 +289,7 @@ impl NextNccl {
 #[derive(Default)]
 struct RareNeedles {
     /// (position, searched from) per needle.
-    next: [Option<(Option<usize>, usize)>; 3],
+    next: [Option<(Option<usize>, usize)>; 4],
     /// The last answer and the position it was asked for: still the answer while the scan
     /// has not passed it (most lines between NCCL lines end before the next needle).
     last: Option<(Option<usize>, usize)>,
@@ -316,7 +319,8 @@ impl RareNeedles {
                 let found = match i {
                     0 => LOWER_NCCL.find(rest),
                     1 => LIBFABRIC.find(rest),
-                    _ => memchr::memchr(b'#', rest),
+                    2 => memchr::memchr(b'#', rest),
+                    _ => LEGACY_INFO.find(rest),
                 };
                 *slot = Some((found.map(|at| from + at), from));
             }

@@ -110,6 +110,16 @@ pub fn simulated_nodes(ctx: &Ctx, out: &mut Vec<Finding>) {
         .map(|f| f.evidence.clone())
         .take(2)
         .collect();
+    // One pod's excerpt of a multi-node job shows one host too: it takes a cause in the log,
+    // or more ranks on the host than NCCL put on one node.
+    let per_node = ctx.facts.ranks.iter().filter_map(|r| r.local_ranks).max();
+    let mut devices: Vec<u32> = ctx.facts.ranks.iter().filter_map(|r| r.dev).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let more_than_a_node = per_node.is_some_and(|n| devices.len() > n as usize);
+    if evidence.is_empty() && !more_than_a_node {
+        return;
+    }
     out.push(finding(
         "simulated-nodes",
         Severity::Info,

@@ -42,8 +42,10 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
         if let Some(group) = group {
             let expected = group.nranks.unwrap_or(0) as usize;
             let seen = group.ranks.len();
-            // Other ranks finished, or some never showed up: a real hang, not a cut log.
-            if group.completed || expected > seen {
+            // Other ranks finished, or some never showed up although the log covers every
+            // node: a real hang. One pod of a multi-node job lacks the other nodes anyway.
+            let every_node = ctx.decision.hosts.len() as u32 >= ctx.decision.nodes.unwrap_or(1);
+            if group.completed || (expected > seen && every_node) {
                 severity = Severity::Error;
             }
             if expected > seen {

@@ -34,6 +34,8 @@ const RULES: &[Rule] = &[
     context::unknown_transport,
     network::gdr_disabled,
     network::socket_interface,
+    network::socket_link_local,
+    network::multi_node_nvlink,
     health::init_incomplete,
     health::nccl_errors,
     health::nccl_warnings,

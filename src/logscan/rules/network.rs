@@ -5,7 +5,7 @@
 use super::{Ctx, DEBUG_HINT, finding, first_evidence, labels, list};
 use crate::logscan::analysis::{Finding, Severity, Transport};
 use crate::logscan::facts::{PluginFailure, Process};
-use crate::logscan::transport::{describe, failure_text, is_tcp_provider};
+use crate::logscan::transport::{NodeCount, describe, failure_text, is_tcp_provider};
 
 const EFA_HINT: &str = "check that the pod requests `vpc.amazonaws.com/efa` (and the node runs the EFA \
 device plugin), that `fi_info -p efa` lists devices inside the container, that FI_PROVIDER is unset \
@@ -252,10 +252,21 @@ pub fn plugin_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
 
 /// aws-ofi-nccl found no usable provider, or libfabric said the EFA provider found nothing.
 pub fn efa_provider_missing(ctx: &Ctx, out: &mut Vec<Finding>) {
+    // A warning that leaves the provider usable is not a missing provider: what
+    // aws-ofi-nccl selected afterwards decides.
+    let efa_selected = ctx.facts.processes.iter().any(|p| {
+        p.ofi_provider
+            .as_ref()
+            .is_some_and(|f| f.value.to_ascii_lowercase().starts_with("efa"))
+    });
+    if efa_selected && ctx.decision.inter_node != Transport::Socket {
+        return;
+    }
     let mut evidence: Vec<_> = ctx
         .facts
         .processes
         .iter()
+        .filter(|p| p.ofi_provider.is_none())
         .flat_map(|p| p.plugin_failures.iter())
         .filter(|(f, _)| *f == PluginFailure::OfiProviderMissing)
         .map(|(_, e)| e.clone())
@@ -386,6 +397,86 @@ pub fn gdr_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// TCP sockets may carry traffic between nodes: NCCL's Socket transport did, or the log
+/// leaves it open.
+fn tcp_may_cross_nodes(ctx: &Ctx) -> bool {
+    match ctx.decision.inter_node {
+        Transport::Socket => true,
+        Transport::Unknown => ctx.decision.node_count.count != NodeCount::One,
+        _ => false,
+    }
+}
+
+/// NCCL's sockets on a link-local address (169.254.x, fe80::; e.g. EKS Pod Identity's
+/// `pod-id-link0`): it cannot reach other nodes, so a TCP path over it hangs.
+pub fn socket_link_local(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut evidence = Vec::new();
+    for p in &ctx.facts.processes {
+        if let Some(fact) = p.link_local.as_ref().filter(|_| tcp_may_cross_nodes(ctx)) {
+            names.extend(fact.value.iter().cloned());
+            evidence.push(fact.evidence.clone());
+        }
+        let several = ctx.decision.node_count.count != NodeCount::One
+            && ctx.decision.inter_node != Transport::None;
+        if let (Some(e), true) = (&p.bootstrap_link_local, several) {
+            names.extend(p.bootstrap_interface.iter().map(|f| f.value.clone()));
+            evidence.push(e.clone());
+        }
+    }
+    if evidence.is_empty() {
+        return;
+    }
+    names.sort();
+    names.dedup();
+    out.push(finding(
+        "socket-link-local",
+        Severity::Warn,
+        format!(
+            "NCCL's sockets use `{}` on a link-local address (169.254.x.x / fe80::), which cannot reach other nodes: connections over it hang",
+            names.join("`, `")
+        ),
+        evidence,
+        Some(format!(
+            "exclude it: NCCL_SOCKET_IFNAME=^{},lo,docker (or name the data interface, e.g. NCCL_SOCKET_IFNAME=eth0)",
+            names.join(",")
+        )),
+    ));
+}
+
+/// Multi-node NVLink (GB200/GB300 NVL72): which ranks reached other hosts over NVLink and
+/// which over the network beside it (EFA on p6e-gb200).
+pub fn multi_node_nvlink(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let d = ctx.decision;
+    if d.nvlink_ranks == 0 {
+        return;
+    }
+    let evidence = first_evidence(ctx, Transport::Nvlink);
+    let network = d.seen.iter().find(|t| **t != Transport::Nvlink);
+    let message = match network {
+        Some(t) => format!(
+            "multi-node NVLink (MNNVL) carried traffic between hosts for {} rank(s); ranks outside the NVLink domain used {}",
+            d.nvlink_ranks,
+            t.as_str()
+        ),
+        None => format!(
+            "multi-node NVLink (MNNVL) carried the traffic between hosts for {} rank(s): one NVLink domain (GB200/GB300 NVL72), not a single node",
+            d.nvlink_ranks
+        ),
+    };
+    let mut evidence = evidence;
+    if let Some(t) = network {
+        evidence.extend(first_evidence(ctx, *t));
+    }
+    out.push(finding(
+        "multi-node-nvlink",
+        Severity::Info,
+        message,
+        evidence,
+        None,
+    ));
+}
+
 /// NCCL's sockets (transport or bootstrap) on loopback or a container bridge.
 pub fn socket_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
     let bad = |name: &str| {
@@ -397,11 +488,18 @@ pub fn socket_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
     let mut names = Vec::new();
     let mut evidence = Vec::new();
     for p in &ctx.facts.processes {
+        // The NET/Socket list matters only where TCP may carry traffic between nodes, the
+        // bootstrap interface wherever there may be several nodes.
         let transport = p
             .socket_interfaces
             .as_ref()
+            .filter(|_| tcp_may_cross_nodes(ctx))
             .filter(|f| f.value.iter().any(|n| bad(n)));
-        let bootstrap = p.bootstrap_interface.as_ref().filter(|f| bad(&f.value));
+        let bootstrap = p
+            .bootstrap_interface
+            .as_ref()
+            .filter(|_| ctx.decision.inter_node != Transport::None)
+            .filter(|f| bad(&f.value));
         if let Some(fact) = transport {
             names.extend(fact.value.iter().filter(|n| bad(n)).cloned());
             evidence.push(fact.evidence.clone());

@@ -1,0 +1,321 @@
+//! `netcheck analyze` on excerpts: one small log per kind of evidence for the node count and
+//! the transport (DESIGN.md "Analysis JSON", `basis`), and one that must not decide.
+//!
+//! Every log here is written by hand from the format strings of NCCL and aws-ofi-nccl (the
+//! release each appeared in is noted), not copied from anyone's log. Host names, pids and
+//! addresses are made up.
+
+use std::io::Cursor;
+
+use netcheck::logscan::{Analysis, Options, Transport, analyze_reader};
+
+fn run(log: &str) -> Analysis {
+    analyze_reader(Cursor::new(log.as_bytes()), "t.log", &Options::default()).expect("in memory")
+}
+
+fn has(a: &Analysis, id: &str) -> bool {
+    a.findings.iter().any(|f| f.id == id)
+}
+
+/// (what it shows, log, inter_node_transport, socket_fallback, a basis it must list)
+type Row = (
+    &'static str,
+    &'static str,
+    Transport,
+    Option<bool>,
+    Option<&'static str>,
+);
+
+#[rustfmt::skip]
+const ROWS: &[Row] = &[
+    // --- node count ---------------------------------------------------------------------
+    ("nNodes > 1 (2.20.3+) with the IB module",
+     "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network IB\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+     Transport::Ib, Some(false), Some("nnodes")),
+    ("must not: nNodes 1 is one node, whatever the module",
+     "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network IB\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n",
+     Transport::None, Some(false), Some("nnodes")),
+    ("NET channel lines behind a torchrun prefix",
+     "[rank0]:a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      [rank0]:a:1:1 [0] NCCL INFO Using network Socket\n\
+      [rank0]:a:1:9 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/0\n",
+     Transport::Socket, Some(false), Some("channel-lines")),
+    ("two host names; aws-ofi-nccl <= 1.5 refused, NCCL fell to Socket (2.5 has no Using network)",
+     "a:1:1 [0] ofi_init:700 NCCL WARN NET/OFI Only EFA provider is supported\n\
+      a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO NET/Socket : Using [0]ens5:172.16.0.1<0>\n\
+      b:2:2 [0] ofi_init:700 NCCL WARN NET/OFI Only EFA provider is supported\n\
+      b:2:2 [0] NCCL INFO NET/IB : No device found.\n\
+      b:2:2 [0] NCCL INFO NET/Socket : Using [0]ens5:172.16.0.2<0>\n",
+     Transport::Socket, Some(true), Some("distinct-hosts")),
+    ("must not: the same on one host shows no node count",
+     "a:1:1 [0] ofi_init:700 NCCL WARN NET/OFI Only EFA provider is supported\n\
+      a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO NET/Socket : Using [0]ens5:172.16.0.1<0>\n",
+     Transport::Unknown, Some(true), None),
+    ("a global rank past the GPUs its host shows",
+     "a:1:1 [3] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [3] NCCL INFO Using network Socket\n\
+      a:1:1 [3] NCCL INFO comm 0x1 rank 155 nranks 256 cudaDev 3 busId 40 - Init COMPLETE\n",
+     Transport::Socket, Some(false), Some("rank-numbering")),
+    ("must not: rank 3 on device 3 fits one host",
+     "a:1:1 [3] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [3] NCCL INFO Using network Socket\n\
+      a:1:1 [3] NCCL INFO comm 0x1 rank 3 nranks 8 cudaDev 3 busId 40 - Init COMPLETE\n",
+     Transport::Unknown, Some(false), None),
+    ("nccl-tests' device list over two hosts, 2.5 init sequence with IB ports",
+     "#  Rank  0 Group  0 Pid   100 on      hosta device  0 [0x1b] Tesla V100\n\
+      #  Rank  1 Group  0 Pid   200 on      hostb device  0 [0x1b] Tesla V100\n\
+      hosta:100:100 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation\n\
+      hosta:100:100 [0] NCCL INFO NET/IB : Using [0]mlx4_0:1/IB ; OOB eth0:10.0.0.1<0>\n",
+     Transport::Ib, Some(false), Some("nccl-tests-device-list")),
+    ("nccl-tests' device list with every rank on one host",
+     "#  Rank  0 Group  0 Pid   100 on      hosta device  0 [0x1b] Tesla T4\n\
+      #  Rank  1 Group  0 Pid   100 on      hosta device  1 [0x1c] Tesla T4\n\
+      hosta:100:100 [0] NCCL INFO NET/Socket : Using [0]em1:10.0.0.1<0>\n\
+      hosta:100:100 [0] NCCL INFO Using network Socket\n",
+     Transport::None, Some(false), Some("nccl-tests-device-list")),
+    ("a communicator of one rank (2.4)",
+     "a:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO comm 0x7f rank 0 nranks 1 cudaDev 0 nvmlDev 0 - Init COMPLETE\n",
+     Transport::None, Some(false), Some("one-rank-comm")),
+    ("ncclCommInitAll (2.23+ names the API): one process",
+     "a:5:6 [1] NCCL INFO ncclCommInitAll comm 0x5 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 34000 commId 0x7 - Init COMPLETE\n",
+     Transport::None, Some(false), Some("one-process")),
+    ("P2P/direct pointer joins ranks of one process; the ring lists them all",
+     "a:5:5 [0] NCCL INFO Using network Socket\n\
+      a:5:6 [0] NCCL INFO Channel 00/02 :    0   1\n\
+      a:5:6 [0] NCCL INFO Channel 00 : 0[18000] -> 1[af000] via P2P/direct pointer\n",
+     Transport::None, Some(false), Some("one-process")),
+    ("every rank of the communicator on one host (2.3 rank lines)",
+     "a:1:1 [0] NCCL INFO Using internal Network Socket\n\
+      a:1:1 [0] NCCL INFO rank 0 nranks 2\n\
+      a:2:2 [1] NCCL INFO Using internal Network Socket\n\
+      a:2:2 [1] NCCL INFO rank 1 nranks 2\n",
+     Transport::None, Some(false), Some("all-ranks-one-host")),
+    ("more than half of the ranks on a host with a GPU for each",
+     "a:1:1 [0] NCCL INFO Channel 00/04 :    0   1   2   3\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:2:2 [1] NCCL INFO Using network Socket\n\
+      a:4:4 [3] NCCL INFO threadThresholds 8/8/64 | 32/8/64\n",
+     Transport::None, Some(false), Some("all-ranks-one-host")),
+    ("must not: half of the ranks leave room for another node",
+     "a:1:1 [0] NCCL INFO Channel 00/04 :    0   1   2   3\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:2:2 [1] NCCL INFO Using network Socket\n",
+     Transport::Unknown, Some(false), None),
+    ("an IB completion error names the peer: the IB verbs path between nodes",
+     "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n\
+      a:1:9 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n",
+     Transport::Ib, Some(false), Some("net-errors")),
+    ("a NET/Socket progress error: TCP between nodes, nothing of init in the excerpt",
+     "a:1:9 [0] transport/net_socket.cc:219 NCCL WARN NET/Socket : socket progress error\n",
+     Transport::Socket, None, Some("net-errors")),
+    // --- transport --------------------------------------------------------------------
+    ("node count not shown, module explicitly RDMA over RoCE ports",
+     "64:2:2 [0] NCCL INFO NET/IB : Using [0]mlx5_bond_0:1/RoCE [1]mlx5_bond_1:1/RoCE [RO]; OOB bond1:10.0.0.1<0>\n\
+      64:2:2 [0] NCCL INFO Using network IB\n",
+     Transport::Roce, Some(false), Some("network-module")),
+    ("must not: node count not shown and Socket selected",
+     "a:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
+      a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n",
+     Transport::Unknown, Some(false), None),
+    ("2.4 init sequence: no plugin, NET/IB lists IB ports, no Using network",
+     "[1,0]<stdout>:a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      [1,0]<stdout>:a:1:1 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so).\n\
+      [1,0]<stdout>:a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n",
+     Transport::Ib, Some(false), Some("init-sequence")),
+    ("aws-ofi-nccl 1.14+ provider line on a 2-node communicator, no Using network",
+     "a:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)\n\
+      a:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.16.2\n\
+      a:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0\n",
+     Transport::Efa, Some(false), Some("ofi-provider")),
+    ("aws-ofi-nccl on libfabric's TCP provider between nodes",
+     "a:1:1 [0] NCCL INFO NET/OFI Selected Provider is tcp;ofi_rxm (found 1 nics)\n\
+      a:1:1 [0] NCCL INFO Using network AWS Libfabric\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0\n",
+     Transport::Socket, Some(true), Some("ofi-provider")),
+    ("provider_filter efa (1.6+) and Libfabric channel lines",
+     "a:1:1 [0] NCCL INFO NET/OFI Setting provider_filter to efa\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/Libfabric/0\n",
+     Transport::Efa, Some(false), Some("ofi-provider")),
+    ("GPUDirect RDMA over aws-ofi-nccl (2.7 channel format) without the provider line",
+     "a:1:9 [2] NCCL INFO Channel 05 : 2[201c0] -> 11[201d0] [send] via NET/AWS Libfabric/1/GDRDMA\n",
+     Transport::Efa, Some(false), Some("gdr")),
+    ("must not: Libfabric channel lines without GDR or provider",
+     "a:1:9 [2] NCCL INFO Channel 05 : 2[201c0] -> 11[201d0] [send] via NET/AWS Libfabric/1\n",
+     Transport::Unknown, None, None),
+    ("FastSocket names itself and reports connections",
+     "g:1:5 [0] NCCL INFO NET/FastSocket : Connected after 18 retries.\n\
+      g:1:5 [0] NCCL INFO NET/FastSocket : Accepted data socket 2\n",
+     Transport::Socket, Some(false), Some("plugin-symbols")),
+    ("GPUDirect-TCPX, prefix cut to the device",
+     "[0] NCCL INFO NET/GPUDirectTCPX : GPUDirectTCPX enable: 1\n\
+      [0] NCCL INFO Using network GPUDirectTCPX_v7\n",
+     Transport::Tcpx, Some(false), Some("network-module")),
+    ("the HPC-X plugin's display name over RoCE ports (2.28)",
+     "a:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v9 (v9)\n\
+      a:1:1 [0] NCCL INFO P2P plugin v9 IBext_v9\n\
+      a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network NCCL RDMA Plugin v9\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+     Transport::Roce, Some(false), Some("link-layer")),
+    ("an RDMA plugin loaded, found no device, NCCL selected Socket: a fallback",
+     "a:1:1 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so\n\
+      a:1:1 [0] NCCL INFO P2P plugin v8 IBext_v8\n\
+      a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("NET/IB channel lines without the port list: RDMA, IB or RoCE unknown",
+     "a:1:9 [7] NCCL INFO Channel 08/0 : 7[7] -> 15[7] [send] via NET/IB/8/GDRDMA\n",
+     Transport::Unknown, Some(false), Some("channel-lines")),
+    ("MNNVL 1 on a 2-node communicator (GB200 NVL72)",
+     "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 1\n",
+     Transport::Nvlink, Some(false), Some("nnodes")),
+    ("P2P/MNNVL links between hosts",
+     "a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 4[0] via P2P/MNNVL/read\n",
+     Transport::Nvlink, Some(false), Some("channel-lines")),
+    ("NCCL 2.2 records without the word NCCL",
+     "INFO:tensorflow:Done running local_init_op.\n\
+      h:24:25 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n\
+      h:24:25 [0] INFO NET/IB: [0] mlx4_0:1/IB\n\
+      h:24:25 [0] INFO Using internal Network IB\n",
+     Transport::Ib, Some(false), Some("link-layer")),
+    ("must not: a training line with `] INFO ` is no record",
+     "[2024-05-01 10:00:00] INFO step 10 loss 2.3\n",
+     Transport::Unknown, None, None),
+];
+
+#[test]
+fn each_kind_of_evidence_decides_and_is_named() {
+    for (what, log, transport, fallback, basis) in ROWS {
+        let a = run(log);
+        assert_eq!(
+            (a.inter_node_transport, a.socket_fallback),
+            (*transport, *fallback),
+            "{what}: basis {:?}, why {:?}",
+            a.basis,
+            a.why
+        );
+        if let Some(basis) = basis {
+            assert!(
+                a.basis.iter().any(|b| b == basis),
+                "{what}: basis {:?} lacks {basis}",
+                a.basis
+            );
+        }
+        if a.inter_node_transport != Transport::Unknown {
+            assert!(!a.why.is_empty(), "{what}: no why");
+        }
+    }
+}
+
+#[test]
+fn why_is_in_the_text_and_markdown_output() {
+    let a = run(ROWS[0].1);
+    assert_eq!(a.why, "nNodes 2; network IB; link layer IB");
+    assert!(
+        netcheck::logscan::render::text(&a).contains("why: nNodes 2; network IB; link layer IB")
+    );
+    assert!(netcheck::logscan::render::markdown(&a).contains("| why | nNodes 2; network IB"));
+}
+
+#[test]
+fn garbled_host_names_are_not_more_hosts() {
+    // Interleaved output glued a record onto another's text; a line lost the host's front.
+    let a = run("ljm:803564:1 [1] NCCL INFO Using network Socket\n\
+                 ljm:803563:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n\
+                 ljm:803563:1 [0] NCCL INFO comm 0x9 rank 0 nranks 280356ljm:803564:1 [1] NCCL INFO comm 0x8 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n\
+                 ljm:803563:1 [0] NCCL INFO comm 0x9 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n");
+    assert_eq!(a.hosts, ["ljm"]);
+    assert_eq!(a.inter_node_transport, Transport::None);
+}
+
+#[test]
+fn link_local_socket_addresses() {
+    let two_nodes = "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+        a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0>\n\
+        a:1:1 [0] NCCL INFO Using network Socket\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n";
+    let a = run(two_nodes);
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.id == "socket-link-local")
+        .expect("finding");
+    assert!(f.message.contains("pod-id-link0"), "{}", f.message);
+    assert!(f.hint.as_deref().unwrap().contains("^pod-id-link0"));
+    // One node: the sockets never leave the host.
+    let one_node = two_nodes.replace("nNodes 2 localRanks 1", "nNodes 1 localRanks 2");
+    assert!(!has(&run(&one_node), "socket-link-local"));
+    // RDMA between nodes: the Socket list is not used.
+    let rdma = "a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:fe80::1%eth1<0>\n\
+        a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n\
+        a:1:1 [0] NCCL INFO Using network IB\n";
+    assert!(!has(&run(rdma), "socket-link-local"));
+}
+
+#[test]
+fn a_libfabric_warning_that_leaves_efa_usable_is_not_a_missing_provider() {
+    let log = "libfabric:12:1700000000::efa:mr:efa_mr_reg_impl():123<warn> Unable to register MR with FI_HMEM\n\
+        a:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 nics)\n\
+        a:1:1 [0] NCCL INFO Using network Libfabric\n\
+        a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n";
+    let a = run(log);
+    assert_eq!(a.inter_node_transport, Transport::Efa);
+    assert!(!has(&a, "efa-provider-missing"), "{:?}", a.findings);
+    // Without a provider selected, the same warning is one.
+    let missing = "libfabric:12:1700000000::efa:core:efa_device_init():99<warn> provider efa output empty list\n\
+        a:1:1 [0] NCCL INFO NET/OFI No eligible providers were found\n";
+    assert!(has(&run(missing), "efa-provider-missing"));
+}
+
+#[test]
+fn multi_node_nvlink_beside_efa_says_which_fabric_each_link_used() {
+    let log = "a:1:1 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)\n\
+        a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 4[0] via P2P/MNNVL/read\n\
+        b:2:9 [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 4 nics)\n\
+        b:2:9 [0] NCCL INFO Channel 00/0 : 72[0] -> 0[0] [receive] via NET/Libfabric/0/GDRDMA\n";
+    let a = run(log);
+    assert_eq!(a.inter_node_transport, Transport::Efa);
+    assert!(!has(&a, "mixed-transports"), "{:?}", a.findings);
+    let f = a
+        .findings
+        .iter()
+        .find(|f| f.id == "multi-node-nvlink")
+        .expect("finding");
+    assert!(f.message.contains("efa"), "{}", f.message);
+    // NVLink alone: the nvlink transport, not single-node, not a layout error.
+    let nvl = run("a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 4[0] via P2P/MNNVL/read\n");
+    assert_eq!(nvl.inter_node_transport, Transport::Nvlink);
+    assert!(has(&nvl, "multi-node-nvlink"));
+    assert!(!has(&run(ROWS[0].1), "multi-node-nvlink"));
+}
+
+#[test]
+fn one_pod_of_a_multi_node_job_is_not_simulated_nodes_nor_a_hang() {
+    let mut log = String::new();
+    for dev in 0..8 {
+        log.push_str(&format!(
+            "pod-0:{p}:{p} [{dev}] NCCL INFO ncclCommInitRankConfig comm 0x{dev}1 rank {dev} nranks 16 cudaDev {dev} nvmlDev {dev} busId 1000 commId 0xabc - Init START\n\
+             pod-0:{p}:{p} [{dev}] NCCL INFO comm 0x{dev}1 rank {dev} nRanks 16 nNodes 2 localRanks 8 localRank {dev} MNNVL 0\n",
+            p = 100 + dev
+        ));
+    }
+    let a = run(&log);
+    assert!(!has(&a, "simulated-nodes"), "{:?}", a.findings);
+    let stuck = a
+        .findings
+        .iter()
+        .find(|f| f.id == "init-incomplete")
+        .expect("finding");
+    assert_eq!(stuck.severity, netcheck::logscan::Severity::Warn);
+}
