@@ -178,6 +178,43 @@ pub fn evaluate(input: &GateInput) -> GateReport {
     }
 }
 
+/// One verdict for several runs of one results file (e.g. the runs `ingest` found in one
+/// nccl-tests log): every run's cases, named after their run, and fail if any run fails.
+pub fn combine(reports: Vec<(String, GateReport)>) -> GateReport {
+    if reports.len() == 1 {
+        return reports.into_iter().next().expect("one report").1;
+    }
+    let tolerance_pct = reports.first().map_or(10.0, |(_, r)| r.tolerance_pct);
+    let cases: Vec<Case> = reports
+        .into_iter()
+        .flat_map(|(label, report)| {
+            report.cases.into_iter().map(move |mut case| {
+                case.name = format!("{label}: {}", case.name);
+                case
+            })
+        })
+        .collect();
+    let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
+    let (passed, failed, skipped) = (
+        count(Outcome::Pass),
+        count(Outcome::Fail),
+        count(Outcome::Skip),
+    );
+    GateReport {
+        schema: GATE_SCHEMA,
+        verdict: if failed > 0 {
+            Outcome::Fail
+        } else {
+            Outcome::Pass
+        },
+        passed,
+        failed,
+        skipped,
+        tolerance_pct,
+        cases,
+    }
+}
+
 /// The expected transport: the flag, else the config's, ignoring `any`.
 fn expected_transport(input: &GateInput) -> Option<String> {
     input

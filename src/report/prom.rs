@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::model::all_rows;
 use super::{Document, Exporter};
 use crate::error::Result;
 use crate::gate::Outcome;
 use crate::results::ResultRow;
+use crate::results::rows::all_rows;
 
 pub struct Prometheus;
 

@@ -70,7 +70,7 @@ pub fn kinds(doc: &Document) -> Vec<PlotKind> {
     let has_rows = doc
         .runs
         .iter()
-        .any(|r| super::model::all_rows(&r.record).next().is_some());
+        .any(|r| crate::results::rows::all_rows(&r.record).next().is_some());
     let mut kinds = Vec::new();
     if has_rows {
         kinds.push(PlotKind::Bandwidth);

@@ -11,6 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::logscan::Analysis;
 
+mod load;
+pub mod rows;
+
+pub use load::{Run, load_run, load_runs};
+
 pub const RESULTS_SCHEMA: &str = "netcheck.results.v1";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -312,6 +317,27 @@ impl RunRecord {
         Self::parse(&text, &path.display().to_string())
     }
 
+    /// The records of a results file: one object, or a list of them (several runs).
+    pub fn parse_all(text: &str, origin: &str) -> Result<Vec<RunRecord>> {
+        if text.trim_start().starts_with('[') {
+            let values: Vec<serde_json::Value> =
+                serde_json::from_str(text).map_err(|e| Error::BadInput {
+                    what: origin.into(),
+                    message: format!("not valid JSON ({e})"),
+                    hint: Some(
+                        "pass a results.json written by `netcheck run`, `launch` or `ingest`"
+                            .into(),
+                    ),
+                })?;
+            return values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Self::parse(&v.to_string(), &format!("{origin}[{i}]")))
+                .collect();
+        }
+        Self::parse(text, origin).map(|r| vec![r])
+    }
+
     pub fn parse(text: &str, origin: &str) -> Result<RunRecord> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::BadInput {
             what: origin.into(),
@@ -342,11 +368,27 @@ impl RunRecord {
 
     /// Writes `results.json` atomically (write to a temporary file, then rename).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(self).expect("RunRecord serializes");
-        std::fs::write(&tmp, text + "\n").map_err(|e| Error::write(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+        write_atomically(path, &text)
     }
+
+    /// Writes several runs: one record as a plain object (what every reader expects), more
+    /// as a JSON list of records.
+    pub fn save_all(records: &[RunRecord], path: &Path) -> Result<()> {
+        match records {
+            [one] => one.save(path),
+            many => {
+                let text = serde_json::to_string_pretty(many).expect("RunRecord serializes");
+                write_atomically(path, &text)
+            }
+        }
+    }
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, format!("{text}\n")).map_err(|e| Error::write(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
 }
 
 /// Appends rows to `results.jsonl` as they finish and flushes each one.

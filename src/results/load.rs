@@ -1,0 +1,107 @@
+//! Reading results files for `report` and `gate`: a file holds one RunRecord, or a list of
+//! them when `ingest` found several runs (several nccl-tests runs in one log, or unrelated
+//! files ingested together). Each record becomes a [`Run`] with the name it goes by.
+
+use std::path::Path;
+
+use super::RunRecord;
+use super::rows::all_rows;
+use crate::error::{Error, Result};
+
+/// A results record and the name it goes by in reports and gate messages.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub label: String,
+    pub origin: String,
+    pub record: RunRecord,
+}
+
+impl Run {
+    /// Labels a run by its record's label, else the file name without `.json`.
+    pub fn new(record: RunRecord, origin: &str) -> Run {
+        let stem = Path::new(origin)
+            .file_name()
+            .map(|f| f.to_string_lossy().trim_end_matches(".json").to_string())
+            .unwrap_or_else(|| origin.to_string());
+        Run {
+            label: record.label.clone().unwrap_or(stem),
+            origin: origin.to_string(),
+            record,
+        }
+    }
+}
+
+/// Every run in a results file, each checked to have at least one result row (its own or a
+/// pair's). Runs of a multi-run file are named `FILE#N` in messages. Errors name the file and
+/// the field.
+pub fn load_runs(path: &Path) -> Result<Vec<Run>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
+    let origin = path.display().to_string();
+    let records = RunRecord::parse_all(&text, &origin)?;
+    let several = records.len() > 1;
+    let mut runs = Vec::new();
+    let mut empty = Vec::new();
+    for (i, record) in records.into_iter().enumerate() {
+        let name = if several {
+            format!("{origin}#{}", i + 1)
+        } else {
+            origin.clone()
+        };
+        if all_rows(&record).next().is_none() {
+            empty.push((name, record));
+        } else {
+            runs.push(Run::new(record, &name));
+        }
+    }
+    match (runs.is_empty(), empty.first()) {
+        (true, Some((name, record))) => Err(no_rows(name, record)),
+        (true, None) => Err(Error::bad_input(origin, "holds no runs")),
+        (false, _) => {
+            for (name, record) in &empty {
+                eprintln!("warning: {}", no_rows(name, record));
+            }
+            Ok(runs)
+        }
+    }
+}
+
+/// The one run of a results file; a file with several runs is refused with their names, so a
+/// baseline is never picked at random.
+pub fn load_run(path: &Path) -> Result<Run> {
+    let mut runs = load_runs(path)?;
+    if runs.len() > 1 {
+        let names: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
+        return Err(Error::BadInput {
+            what: path.display().to_string(),
+            message: format!(
+                "holds {} runs ({}); one is needed here",
+                runs.len(),
+                names.join(", ")
+            ),
+            hint: Some(
+                "ingest the run you mean on its own: `netcheck ingest FILE --out one.json`".into(),
+            ),
+        });
+    }
+    Ok(runs.remove(0))
+}
+
+fn no_rows(name: &str, record: &RunRecord) -> Error {
+    let failed_pairs = record.pairs.iter().filter(|p| p.status != "pass").count();
+    let message = if failed_pairs > 0 {
+        format!("no result rows ({failed_pairs} pairs failed before measuring anything)")
+    } else if let Some(e) = record.errors.first() {
+        format!(
+            "no result rows: nothing was measured (status {:?}: {e})",
+            record.status
+        )
+        .to_lowercase()
+    } else {
+        "no result rows: nothing was measured".into()
+    };
+    Error::BadInput {
+        what: format!("{name}: rows"),
+        message,
+        hint: Some("check the run's `errors` and `status` fields, then run it again".into()),
+    }
+}
