@@ -15,7 +15,8 @@ pub struct Args {
     /// Where to write the RunRecord.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// The collective, for text output that does not name it (old nccl-tests versions).
+    /// The collective of every run, overriding what the output shows or implies (old
+    /// nccl-tests text without a `Collective test starting` line is read without it).
     #[arg(long, value_name = "OP")]
     pub op: Option<String>,
     /// The inter-node transport that must have been used, for the analysis of the NCCL_DEBUG
@@ -34,22 +35,25 @@ pub fn run(args: Args) -> Result<Outcome> {
         .iter()
         .map(|path| read_input(path))
         .collect::<Result<Vec<_>>>()?;
-    let mut record = ingest::ingest(&inputs, args.op.as_deref(), args.expect.as_deref())?;
-    record.label = args.label;
-    for note in &record.errors {
-        eprintln!("warning: {note}");
+    let mut records = ingest::ingest(&inputs, args.op.as_deref(), args.expect.as_deref())?;
+    for record in &mut records {
+        if let Some(label) = &args.label {
+            record.label = Some(match record.label.take() {
+                Some(run) => format!("{label} ({run})"),
+                None => label.clone(),
+            });
+        }
+        for note in &record.errors {
+            eprintln!("warning: {note}");
+        }
     }
-    record.save(&args.out)?;
-    let ops: std::collections::BTreeSet<&str> = record.rows.iter().map(|r| r.op.as_str()).collect();
-    eprintln!(
-        "wrote {} ({} rows: {}; {} ranks on {} hosts; status {})",
-        args.out.display(),
-        record.rows.len(),
-        ops.into_iter().collect::<Vec<_>>().join(", "),
-        record.world_size.map_or("?".into(), |n| n.to_string()),
-        record.hosts.len(),
-        format!("{:?}", record.status).to_lowercase(),
-    );
+    crate::results::RunRecord::save_all(&records, &args.out)?;
+    if records.len() > 1 {
+        eprintln!("wrote {} ({} runs)", args.out.display(), records.len());
+    }
+    for record in &records {
+        eprintln!("{}", ingest::summary(record, records.len() == 1, &args.out));
+    }
     Ok(Outcome::Pass)
 }
 

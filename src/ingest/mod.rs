@@ -1,26 +1,31 @@
-//! nccl-tests output → RunRecord, so existing nccl-tests users get reports and gates in one
+//! nccl-tests output → RunRecords, so existing nccl-tests users get reports and gates in one
 //! command.
 //!
 //! Two input formats, detected from the first non-blank character:
 //! - `-J` JSON (`{` ...): the numbers at full precision, per-rank devices, the environment;
 //!   a file cut off mid-write keeps every result that was complete (`json.rs`);
-//! - the text output (`text.rs`): one or more `# Collective test starting` sections, with
-//!   `NCCL_DEBUG` lines mixed in anywhere. Those log lines are handed to the log analyser.
+//! - the text output (`text.rs`), as users have it: behind launcher prefixes (`lines.rs`), in
+//!   a docs page, several runs in one log, any layout since 2018, `NCCL_DEBUG` lines mixed in.
+//!   Those log lines are handed to the log analyser.
 //!
-//! Both parsers produce [`Section`]s (one collective test each); [`build_record`] folds them into
-//! one RunRecord.
+//! Both parsers produce [`Section`]s (one nccl-tests run each). `collective.rs` decides which
+//! collective each measured when the output does not print it; every run becomes one
+//! RunRecord.
 
+mod collective;
 mod json;
+mod lines;
 mod text;
-
-use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::logscan::Analysis;
 use crate::results::{
-    GpuInfo, HostInfo, NcclInfo, RankInfo, ResultRow, RunRecord, RunStatus, TimeStats, bus_factor,
+    GpuInfo, HostInfo, IngestInfo, NcclInfo, RankInfo, ResultRow, RunRecord, RunStatus,
     relevant_environment,
 };
+
+pub use collective::Layout;
+use collective::{Decision, Hints};
 
 /// One input file's text and the name to use in messages.
 pub struct Input {
@@ -28,11 +33,12 @@ pub struct Input {
     pub text: String,
 }
 
-/// One collective test as nccl-tests reported it.
-#[derive(Debug, Default)]
+/// One nccl-tests run as the output showed it.
+#[derive(Debug, Default, Clone)]
 pub struct Section {
-    /// netcheck's op name: `all_gather`, `reduce_scatter`, `all_reduce`, `alltoall`, ...
-    pub op: Option<String>,
+    /// Names of the collective the output gave (collective line, command line, ...).
+    pub hints: Hints,
+    pub layout: Layout,
     pub tests_version: Option<String>,
     pub nccl_version: Option<String>,
     pub args: Vec<String>,
@@ -44,7 +50,13 @@ pub struct Section {
     pub points: Vec<Point>,
     /// The output reached its end marker (footer / closed JSON).
     pub complete: bool,
-    /// Failures nccl-tests printed (`Test NCCL failure ...`, JSON `errors`).
+    /// `# Avg bus bandwidth : X` and `# Out of bounds values : N`.
+    pub avg_busbw: Option<f64>,
+    pub out_of_bounds: Option<u64>,
+    /// Rows whose cells are placeholders (`XXX.XX`) rather than numbers.
+    pub placeholders: usize,
+    /// Failures nccl-tests or the launcher printed (`Test NCCL failure ...`, JSON `errors`,
+    /// a crash).
     pub failures: Vec<String>,
     /// Things the parser had to skip or repair, said to the user and kept in `errors`.
     pub notes: Vec<String>,
@@ -67,53 +79,110 @@ pub struct Point {
     pub bytes: u64,
     pub count: u64,
     pub dtype: String,
+    /// The `redop` cell as printed (`none`, `sum`, empty for hypercube); `None` without one.
     pub redop: Option<String>,
+    pub root: Option<i64>,
     pub out_of_place: Option<Measure>,
     pub in_place: Option<Measure>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Measure {
-    pub time_us: TimeStats,
+    pub time_us: crate::results::TimeStats,
     pub algbw_gbs: Option<f64>,
     pub busbw_gbs: Option<f64>,
     pub wrong: Option<u64>,
+    /// The result was checked (`#wrong` a number) or not (`N/A`); `None` without the column.
+    pub checked: Option<bool>,
 }
 
-/// Parses every input and folds the sections into one RunRecord. `op` names the collective
-/// for outputs that don't say (old nccl-tests text without a `Collective test starting` line).
-pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Result<RunRecord> {
-    let mut sections = Vec::new();
-    let mut with_logs = Vec::new();
+/// Parses every input into its runs, one RunRecord each. `op` (`--op`) names the collective
+/// of every run; `expect` is passed to the log analyser. Parts of one run in several files
+/// (each rank's `-J` file of one job) make one record; unrelated files stay apart.
+pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Result<Vec<RunRecord>> {
+    let mut runs: Vec<(Vec<String>, u32, Section, Decision, Option<Analysis>)> = Vec::new();
     for input in inputs {
-        let (mut found, log_lines) = parse_input(input)?;
-        for s in &mut found {
-            if s.op.is_none() {
-                s.op = op
-                    .map(str::to_string)
-                    .or_else(|| op_from_file_name(&input.origin));
+        let (sections, log_lines) = parse_input(input)?;
+        let file_hint = collective::from_file_name(&input.origin);
+        let analysis = (log_lines > 0)
+            .then(|| analyse_mixed_log_lines(&[input], expect))
+            .flatten();
+        let several = sections.len() > 1;
+        for (i, section) in sections.into_iter().enumerate() {
+            let decision = collective::decide(&section, file_hint.as_deref(), op);
+            if let Some(run) = runs.iter_mut().find(|r| same_run(&r.2, &section)) {
+                run.0.push(input.origin.clone());
+                merge_devices(&mut run.2, &section);
+                continue;
             }
-            if s.op.is_none() {
-                return Err(Error::BadInput {
-                    what: input.origin.clone(),
-                    message: "cannot tell which collective this output measured".into(),
-                    hint: Some("pass it with --op, e.g. `--op all_reduce`".into()),
-                });
-            }
-        }
-        sections.extend(found);
-        if log_lines > 0 {
-            with_logs.push(input);
+            let index = if several { i as u32 + 1 } else { 0 };
+            runs.push((
+                vec![input.origin.clone()],
+                index,
+                section,
+                decision,
+                analysis.clone(),
+            ));
         }
     }
-    let mut record = build_record(&sections);
-    record.analysis = analyse_mixed_log_lines(&with_logs, expect);
-    Ok(record)
+    let several = runs.len() > 1;
+    Ok(runs
+        .into_iter()
+        .map(|(files, index, section, decision, analysis)| {
+            let mut record = build_record(&section, &decision, &files, index);
+            record.analysis = analysis;
+            if several {
+                let op = decision.op.as_deref().unwrap_or("unknown collective");
+                let file = files[0].rsplit('/').next().unwrap_or(&files[0]).to_string();
+                record.label = Some(if index > 0 {
+                    format!("{file} run {index}: {op}")
+                } else {
+                    format!("{file}: {op}")
+                });
+            }
+            record
+        })
+        .collect())
 }
 
-/// Detects the format and parses one input into its sections and the number of lines that
-/// are not nccl-tests' own (NCCL_DEBUG output, launcher noise). Errors name the file and, for
-/// JSON, the field.
+/// `wrote r.json (14 rows: all_gather; 16 ranks on 2 hosts; status interrupted)` for one
+/// record, `  run 2: ...` for each of several.
+pub fn summary(record: &RunRecord, only: bool, out: &std::path::Path) -> String {
+    let ops: std::collections::BTreeSet<&str> = record.rows.iter().map(|r| r.op.as_str()).collect();
+    let hosts = match record.hosts.len() {
+        0 => "hosts not shown".to_string(),
+        1 => "1 host".to_string(),
+        n => format!("{n} hosts"),
+    };
+    let what = format!(
+        "{} rows: {}; {} ranks on {hosts}; status {}",
+        record.rows.len(),
+        ops.into_iter().collect::<Vec<_>>().join(", "),
+        record.world_size.map_or("?".into(), |n| n.to_string()),
+        format!("{:?}", record.status).to_lowercase(),
+    );
+    if only {
+        format!("wrote {} ({what})", out.display())
+    } else {
+        format!("  {}: {what}", record.label.as_deref().unwrap_or("run"))
+    }
+}
+
+/// Two `-J` files are one run's parts when they have the same start time and arguments.
+fn same_run(a: &Section, b: &Section) -> bool {
+    a.started_at.is_some() && a.started_at == b.started_at && !a.args.is_empty() && a.args == b.args
+}
+
+fn merge_devices(into: &mut Section, from: &Section) {
+    for d in &from.devices {
+        if !into.devices.contains(d) {
+            into.devices.push(d.clone());
+        }
+    }
+}
+
+/// Detects the format and parses one input into its runs (runs with rows, or failed runs
+/// without) and the number of NCCL log lines. Bad input says what was found.
 pub fn parse_input(input: &Input) -> Result<(Vec<Section>, usize)> {
     let first = input.text.trim_start().chars().next();
     let (sections, log_lines) = if first == Some('{') {
@@ -121,19 +190,56 @@ pub fn parse_input(input: &Input) -> Result<(Vec<Section>, usize)> {
     } else {
         text::parse(&input.text, &input.origin)
     };
-    if sections.iter().all(|s| s.points.is_empty()) {
+    let runs: Vec<Section> = sections
+        .iter()
+        .filter(|s| !s.points.is_empty() || !s.failures.is_empty() && s.placeholders == 0)
+        .cloned()
+        .collect();
+    if runs.is_empty() {
         return Err(Error::BadInput {
             what: input.origin.clone(),
-            message: "no nccl-tests results found (neither a `#  size  count  type ...` table \
-                      with rows nor a -J JSON `results` list with entries)"
-                .into(),
+            message: what_was_found(&sections, log_lines),
             hint: Some(
                 "pass the output of an nccl-tests binary (e.g. all_gather_perf), or its -J file"
                     .into(),
             ),
         });
     }
-    Ok((sections, log_lines))
+    Ok((runs, log_lines))
+}
+
+/// Why an input holds no nccl-tests results, in the user's terms.
+fn what_was_found(sections: &[Section], log_lines: usize) -> String {
+    let placeholders: usize = sections.iter().map(|s| s.placeholders).sum();
+    if placeholders > 0 {
+        return format!(
+            "no nccl-tests results: the table's {placeholders} rows hold placeholders such as \
+             `XXX.XX` instead of measurements (a documentation template?)"
+        );
+    }
+    let header = sections.iter().any(|s| s.layout != Layout::default());
+    let preamble = sections
+        .iter()
+        .any(|s| !s.devices.is_empty() || s.tests_version.is_some() || s.iters.is_some());
+    let mut found = Vec::new();
+    if header {
+        found.push("an nccl-tests table header without result rows".to_string());
+    } else if preamble {
+        found.push(
+            "nccl-tests header lines (version, parameters or devices) but no results table"
+                .to_string(),
+        );
+    }
+    if log_lines > 0 {
+        found.push(format!("{log_lines} NCCL log lines"));
+    }
+    if found.is_empty() {
+        "no nccl-tests results found (neither a `#  size  count  type ...` table with rows nor \
+         a -J JSON `results` list with entries)"
+            .into()
+    } else {
+        format!("no nccl-tests results found, only {}", found.join(" and "))
+    }
 }
 
 /// Runs the log analyser over the text inputs that carry `NCCL_DEBUG` lines (the whole text,
@@ -155,35 +261,20 @@ pub fn analyse_mixed_log_lines(inputs: &[&Input], expect: Option<&str>) -> Optio
     Some(analyzer.finish())
 }
 
-/// Folds parsed sections into one RunRecord (`source: "ingest"`).
-pub fn build_record(sections: &[Section]) -> RunRecord {
+/// One run → one RunRecord (`source: "ingest"`).
+pub fn build_record(s: &Section, d: &Decision, files: &[String], run_in_file: u32) -> RunRecord {
     let mut record = RunRecord::new("ingest");
-    // The environment is the one nccl-tests ran with (JSON), not ours.
-    record.environment = BTreeMap::new();
-    let first = sections.first();
-    if let Some(started) = first.and_then(|s| s.started_at.clone()) {
-        record.started_at = started;
-    }
-    record.finished_at = sections.iter().rev().find_map(|s| s.finished_at.clone());
-    record.nccl = sections
-        .iter()
-        .find_map(|s| s.nccl_version.clone())
-        .map(|version| NcclInfo {
-            version,
-            library_path: None,
-        });
-    for s in sections {
-        record
-            .environment
-            .extend(relevant_environment(s.env.iter().cloned()));
-    }
-    let devices = sections
-        .iter()
-        .max_by_key(|s| s.devices.len())
-        .map(|s| s.devices.clone())
-        .unwrap_or_default();
-    record.hosts = hosts_of(&devices);
-    record.ranks = devices
+    // The environment and times are the ones nccl-tests ran with, not ours.
+    record.environment = relevant_environment(s.env.iter().cloned());
+    record.started_at = s.started_at.clone();
+    record.finished_at = s.finished_at.clone();
+    record.nccl = s.nccl_version.clone().map(|version| NcclInfo {
+        version,
+        library_path: None,
+    });
+    record.hosts = hosts_of(&s.devices);
+    record.ranks = s
+        .devices
         .iter()
         .map(|d| RankInfo {
             rank: d.rank,
@@ -195,30 +286,59 @@ pub fn build_record(sections: &[Section]) -> RunRecord {
             local_rank: None,
         })
         .collect();
-    record.world_size = sections
-        .iter()
-        .filter_map(world_size)
-        .max()
-        .or((!devices.is_empty()).then_some(devices.len() as u32));
-    for s in sections {
-        let op = s.op.clone().unwrap_or_default();
-        for p in &s.points {
-            for (in_place, m) in [(false, &p.out_of_place), (true, &p.in_place)] {
-                if let Some(m) = m {
-                    record.rows.push(row(&op, p, in_place, m, s.iters));
-                }
+    let mut listed: Vec<u32> = s.devices.iter().map(|d| d.rank).collect();
+    listed.sort_unstable();
+    listed.dedup();
+    let (world, ranks_basis) = match d.ranks {
+        Some(n) => (Some(n), "table"),
+        None if !listed.is_empty() => (listed.last().map(|r| r + 1), "device-list"),
+        None => (None, "unknown"),
+    };
+    record.world_size = world;
+    let op = d.op.clone().unwrap_or_else(|| "unknown".into());
+    for p in &s.points {
+        for (in_place, m) in [(false, &p.out_of_place), (true, &p.in_place)] {
+            if let Some(m) = m {
+                record.rows.push(row(&op, p, in_place, m, s.iters));
             }
         }
-        record.errors.extend(s.failures.iter().cloned());
-        record.errors.extend(s.notes.iter().cloned());
     }
-    record.status = if sections.iter().any(|s| !s.failures.is_empty()) {
+    record.errors.extend(s.failures.iter().cloned());
+    if let Some(n) = s.out_of_bounds.filter(|n| *n > 0) {
+        record.errors.push(format!(
+            "nccl-tests reported {n} out-of-bounds values (# Out of bounds values : {n} FAILED)"
+        ));
+    }
+    record.errors.extend(s.notes.iter().cloned());
+    record.errors.extend(d.warnings.iter().cloned());
+    record.status = if !s.failures.is_empty() {
         RunStatus::Failed
-    } else if sections.iter().any(|s| !s.complete) {
+    } else if !s.complete {
         RunStatus::Interrupted
     } else {
         RunStatus::Complete
     };
+    let distinct = |f: &dyn Fn(&Point) -> Option<String>| {
+        let mut v: Vec<String> = s.points.iter().filter_map(f).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    record.ingest = Some(IngestInfo {
+        files: files.to_vec(),
+        run_in_file: (run_in_file > 0).then_some(run_in_file),
+        nccl_tests_version: s.tests_version.clone(),
+        collective: d.op.clone(),
+        collective_basis: d.basis.clone(),
+        candidates: d.candidates.clone(),
+        dtypes: distinct(&|p| Some(p.dtype.clone()).filter(|t| !t.is_empty())),
+        redops: distinct(&|p| p.redop.clone().filter(|r| !r.is_empty() && r != "none")),
+        avg_busbw_gbs: s.avg_busbw,
+        out_of_bounds: s.out_of_bounds,
+        listed_ranks: listed.len() as u32,
+        ranks_basis: Some(ranks_basis.into()),
+        warnings: d.warnings.clone(),
+    });
     record
 }
 
@@ -229,7 +349,7 @@ fn row(op: &str, p: &Point, in_place: bool, m: &Measure, iters: Option<u32>) -> 
         bytes: p.bytes,
         count: p.count,
         in_place,
-        redop: p.redop.clone(),
+        redop: p.redop.clone().filter(|r| !r.is_empty() && r != "none"),
         iters,
         time_us: m.time_us.clone(),
         algbw_gbs: m.algbw_gbs,
@@ -261,60 +381,14 @@ fn hosts_of(devices: &[Device]) -> Vec<HostInfo> {
     hosts
 }
 
-/// The number of ranks. nccl-tests' JSON lists one device per process, so a single process
-/// driving several GPUs (`-g 2`) shows one device; the bus/alg bandwidth ratio of the largest
-/// measured size gives the true count for collectives whose factor depends on it.
-fn world_size(s: &Section) -> Option<u32> {
-    let listed = (!s.devices.is_empty()).then_some(s.devices.len() as u32);
-    let op = s.op.as_deref()?;
-    let best = s
-        .points
-        .iter()
-        .filter_map(|p| p.out_of_place.as_ref().or(p.in_place.as_ref()))
-        .filter(|m| m.algbw_gbs.is_some_and(|a| a > 0.0))
-        .max_by(|a, b| a.algbw_gbs.partial_cmp(&b.algbw_gbs).unwrap())?;
-    let ratio = best.busbw_gbs? / best.algbw_gbs?;
-    let per_rank = match op {
-        "all_gather" | "reduce_scatter" | "alltoall" => ratio,
-        "all_reduce" => ratio / 2.0,
-        _ => return listed,
-    };
-    // (n-1)/n = r  →  n = 1/(1-r); rounding in text output (two decimals) makes small sizes
-    // useless, hence the largest size; accept the estimate only when it is close to an integer.
-    if !(0.0..0.999).contains(&per_rank) {
-        return listed;
-    }
-    let n = 1.0 / (1.0 - per_rank);
-    let rounded = n.round();
-    let consistent = rounded >= 2.0 && (n - rounded).abs() < 0.05 * rounded;
-    let matches = |count: u32| {
-        let factor = bus_factor(op, count) / if op == "all_reduce" { 2.0 } else { 1.0 };
-        (factor - per_rank).abs() < 0.01
-    };
-    match listed {
-        Some(count) if matches(count) => Some(count),
-        _ if consistent => Some(rounded as u32),
-        other => other,
-    }
-}
-
 /// `all_gather_perf` → `all_gather`.
 pub fn op_from_binary(name: &str) -> Option<String> {
     let base = name.rsplit('/').next()?;
-    let op = base.strip_suffix("_perf").unwrap_or(base);
+    let op = base
+        .strip_suffix("_perf_mpi")
+        .or_else(|| base.strip_suffix("_perf"))
+        .unwrap_or(base);
     KNOWN_NCCL_TESTS_OPS.contains(&op).then(|| op.to_string())
-}
-
-/// The collective named in a file name such as `all_reduce-2nodes.txt`, if exactly one is.
-fn op_from_file_name(origin: &str) -> Option<String> {
-    let base = origin.rsplit('/').next().unwrap_or(origin);
-    let mut found = KNOWN_NCCL_TESTS_OPS
-        .iter()
-        .filter(|op| base.contains(*op))
-        .collect::<Vec<_>>();
-    // `reduce` is part of `all_reduce` and `reduce_scatter`: keep the longest match only.
-    found.sort_by_key(|op| std::cmp::Reverse(op.len()));
-    found.first().map(|op| op.to_string())
 }
 
 const KNOWN_NCCL_TESTS_OPS: &[&str] = &[
@@ -337,7 +411,6 @@ pub fn dtype_name(nccl_tests: &str) -> String {
         "float" => "float32",
         "half" => "float16",
         "double" => "float64",
-        "bfloat16" => "bfloat16",
         other => other,
     }
     .to_string()

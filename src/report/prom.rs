@@ -120,7 +120,12 @@ impl Exporter for Prometheus {
             "Start of the run, Unix time.",
         );
         for run in &doc.runs {
-            if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&run.record.started_at) {
+            if let Some(Ok(t)) = run
+                .record
+                .started_at
+                .as_deref()
+                .map(chrono::DateTime::parse_from_rfc3339)
+            {
                 sample(
                     &mut out,
                     "netcheck_run_timestamp_seconds",

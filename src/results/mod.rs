@@ -27,7 +27,10 @@ pub struct RunRecord {
     /// Free text naming this run in reports (profile name, cluster, ...).
     #[serde(default)]
     pub label: Option<String>,
-    pub started_at: String,
+    /// When the benchmark started; absent when the input did not say (an ingested text
+    /// output without timestamps), never the time it was read.
+    #[serde(default)]
+    pub started_at: Option<String>,
     #[serde(default)]
     pub finished_at: Option<String>,
     pub status: RunStatus,
@@ -63,6 +66,50 @@ pub struct RunRecord {
     /// Problems met while running that did not stop the run (a failed pair, ...).
     #[serde(default)]
     pub errors: Vec<String>,
+    /// What `ingest` read from an nccl-tests output that has no other place in the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest: Option<IngestInfo>,
+}
+
+/// The facts of an ingested nccl-tests output: where it came from, what the file printed
+/// beside the table, and how the collective was determined.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct IngestInfo {
+    /// The input file(s) and, for a file holding several runs, which one (1-based).
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub run_in_file: Option<u32>,
+    /// `nccl-tests version 2.17.6`, when printed.
+    #[serde(default)]
+    pub nccl_tests_version: Option<String>,
+    /// The collective, and what decided it: `--op`, `collective-line`, `json-args`,
+    /// `command-line`, `failure-location`, `file-name`, `table`, `text-mention`, or
+    /// `table-ambiguous` (the first of `candidates`, with a warning).
+    #[serde(default)]
+    pub collective: Option<String>,
+    #[serde(default)]
+    pub collective_basis: Vec<String>,
+    /// Every collective the table is consistent with, when more than one is.
+    #[serde(default)]
+    pub candidates: Vec<String>,
+    #[serde(default)]
+    pub dtypes: Vec<String>,
+    #[serde(default)]
+    pub redops: Vec<String>,
+    /// The footer: `# Avg bus bandwidth : X` and `# Out of bounds values : N OK|FAILED`.
+    #[serde(default)]
+    pub avg_busbw_gbs: Option<f64>,
+    #[serde(default)]
+    pub out_of_bounds: Option<u64>,
+    /// Ranks shown in the device list, and the rank count the table implies (they differ
+    /// when the list is cut or a process drives several GPUs).
+    #[serde(default)]
+    pub listed_ranks: u32,
+    #[serde(default)]
+    pub ranks_basis: Option<String>,
+    /// What the reader noticed (repaired rows, ambiguities, contradictions).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -214,7 +261,9 @@ pub fn bus_factor(op: &str, nranks: u32) -> f64 {
     let n = nranks as f64;
     match op {
         "all_reduce" => 2.0 * (n - 1.0) / n,
-        "all_gather" | "reduce_scatter" | "alltoall" => (n - 1.0) / n,
+        "all_gather" | "reduce_scatter" | "alltoall" | "alltoallv" | "gather" | "scatter" => {
+            (n - 1.0) / n
+        }
         _ => 1.0,
     }
 }
@@ -292,7 +341,7 @@ impl RunRecord {
             tool: ToolInfo::this(),
             source: source.into(),
             label: None,
-            started_at: now_rfc3339(),
+            started_at: Some(now_rfc3339()),
             finished_at: None,
             status: RunStatus::Complete,
             world_size: None,
@@ -308,6 +357,7 @@ impl RunRecord {
             fabric: None,
             counters: None,
             errors: vec![],
+            ingest: None,
         }
     }
 
