@@ -441,9 +441,10 @@ mod tests {
                 text: full[..cut].to_string(),
             };
             match ingest(&[input], None, None) {
-                Ok(record) => {
-                    assert_eq!(record.status, crate::results::RunStatus::Interrupted);
-                    kept.push(record.rows.len());
+                Ok(records) => {
+                    assert_eq!(records.len(), 1);
+                    assert_eq!(records[0].status, RunStatus::Interrupted);
+                    kept.push(records[0].rows.len());
                 }
                 Err(e) => assert_eq!(e.exit_code(), crate::exit::BAD_INPUT, "{e}"),
             }
@@ -461,21 +462,35 @@ mod tests {
         fn any_text_parses_or_is_refused(lines in proptest::collection::vec(
             proptest::sample::select(vec![
                 "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong",
+                "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res",
                 "        1024           128     float    none      -1    20.73    0.05    0.02       0    17.55    0.06    0.03       0",
                 "        2048           256     float    none      -1      N/A     N/A     N/A     N/A",
+                "        4096           512     float              -1    20.73    0.05    0.02       0    17.55    0.06    0.03       0",
+                "    579.3    0.00    0.00      0    137.0    0.00    0.00      0",
+                "   268435456       4194304     float    none      -1    XXXXX  XXX.XX  XXX.XX    N/A",
                 "# Collective test starting: all_gather_perf",
+                "Collective test starting: mystery_perf",
                 "# nccl-tests version 2.19.6 nccl-headers=22809 nccl-library=22809",
                 "#  Rank  0 Group  0 Pid   1385 on         vm device  0 [0000:00:06] NVIDIA H200",
+                "#  Rank  0 Group  0 Pid   1386 on         vm device  0 [0000:00:06] NVIDIA H200",
+                " 0: # nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20",
+                "$ ./build/alltoall_perf -b 8 -e 1G",
                 "vm:1:1 [0] NCCL INFO Using network Socket",
+                "vm: Test NCCL failure all_reduce.cu:44 'unhandled cuda error'",
                 "# Out of bounds values : 0 OK",
+                "# Avg bus bandwidth    : 1e308",
                 "99999999999999999999999 1 2",
+                "0 0 float sum -1 0 0 0 0 0 0 0 0",
                 "",
             ]),
             0..40,
         )) {
             let input = Input { origin: "p.txt".into(), text: lines.join("\n") };
-            if let Err(e) = ingest(&[input], Some("all_gather"), None) {
-                proptest::prop_assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+            for op in [None, Some("all_gather")] {
+                let inputs = [Input { origin: input.origin.clone(), text: input.text.clone() }];
+                if let Err(e) = ingest(&inputs, op, None) {
+                    proptest::prop_assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+                }
             }
         }
     }
@@ -493,51 +508,64 @@ mod tests {
             op_from_binary("./build/all_gather_perf").as_deref(),
             Some("all_gather")
         );
-        assert_eq!(op_from_binary("./build/mystery_perf"), None);
         assert_eq!(
-            op_from_file_name("logs/all_reduce-2nodes.txt").as_deref(),
+            op_from_binary("alltoall_perf_mpi").as_deref(),
+            Some("alltoall")
+        );
+        assert_eq!(op_from_binary("./build/mystery_perf"), None);
+        let from_name = collective::from_file_name;
+        assert_eq!(
+            from_name("logs/all_reduce-2nodes.txt").as_deref(),
             Some("all_reduce")
         );
         assert_eq!(
-            op_from_file_name("reduce_scatter.log").as_deref(),
+            from_name("reduce_scatter.log").as_deref(),
             Some("reduce_scatter")
         );
-        assert_eq!(op_from_file_name("out.txt"), None);
-    }
-
-    fn section(op: &str, devices: usize, algbw: f64, busbw: f64) -> Section {
-        Section {
-            op: Some(op.into()),
-            devices: (0..devices as u32)
-                .map(|rank| Device {
-                    rank,
-                    ..Default::default()
-                })
-                .collect(),
-            points: vec![Point {
-                out_of_place: Some(Measure {
-                    algbw_gbs: Some(algbw),
-                    busbw_gbs: Some(busbw),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
+        assert_eq!(
+            from_name("nccl_allgather.log").as_deref(),
+            Some("all_gather")
+        );
+        assert_eq!(
+            from_name("alltoall_output.dat.1").as_deref(),
+            Some("alltoall")
+        );
+        assert_eq!(from_name("all_reduce_vs_all_gather.txt"), None);
+        assert_eq!(from_name("out.txt"), None);
     }
 
     #[test]
-    fn world_size_comes_from_the_bandwidth_ratio_when_devices_are_incomplete() {
-        // One listed device (one process, -g 2), busbw = algbw/2 → 2 ranks.
-        assert_eq!(world_size(&section("all_gather", 1, 584.4, 292.2)), Some(2));
-        // 16 ranks listed and consistent with 15/16.
-        assert_eq!(
-            world_size(&section("all_gather", 16, 160.0, 150.0)),
-            Some(16)
-        );
-        // all_reduce: 2(n-1)/n = 1.75 → 8.
-        assert_eq!(world_size(&section("all_reduce", 0, 100.0, 175.0)), Some(8));
-        // broadcast: factor 1 says nothing; keep the listed devices.
-        assert_eq!(world_size(&section("broadcast", 4, 10.0, 10.0)), Some(4));
+    fn unrelated_inputs_are_separate_runs() {
+        let text = |host: &str| {
+            format!(
+                "# Collective test starting: broadcast_perf\n\
+                 #  Rank  0 Group  0 Pid 1 on {host} device  0 [0x01] GPU\n\
+                 #  Rank  1 Group  0 Pid 2 on {host} device  1 [0x02] GPU\n\
+                 #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n\
+                 \x20    1048576        262144     float    none       0    100.0   10.49   10.49      0    100.0   10.49   10.49      0\n\
+                 # Out of bounds values : 0 OK\n"
+            )
+        };
+        let inputs = [
+            Input {
+                origin: "a.txt".into(),
+                text: text("node-a"),
+            },
+            Input {
+                origin: "b.txt".into(),
+                text: text("node-b"),
+            },
+        ];
+        let records = ingest(&inputs, None, None).unwrap();
+        assert_eq!(records.len(), 2);
+        for (r, host) in records.iter().zip(["node-a", "node-b"]) {
+            assert_eq!(r.world_size, Some(2));
+            assert_eq!(r.hosts.len(), 1);
+            assert_eq!(r.hosts[0].hostname, host);
+            assert_eq!(
+                r.started_at, None,
+                "no time in the file, none in the record"
+            );
+        }
     }
 }

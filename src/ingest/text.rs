@@ -81,6 +81,8 @@ pub fn parse(text: &str, origin: &str) -> (Vec<Section>, usize) {
         if line.contains("NCCL INFO") || line.contains("NCCL WARN") || line.contains("NCCL TRACE") {
             log_lines += 1;
             parser.nccl_version(line);
+            // A row that NCCL's line interrupted: its first part is before the log line.
+            parser.row(line, number, false);
             continue;
         }
         let body = line.strip_prefix('#').map_or(line, str::trim);

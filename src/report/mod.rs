@@ -173,7 +173,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::results::{PairResult, ResultRow, TimeStats};
+    use crate::results::{PairResult, ResultRow, RunRecord, TimeStats};
 
     fn row() -> impl Strategy<Value = ResultRow> {
         (
