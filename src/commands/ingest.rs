@@ -17,7 +17,10 @@ pub struct Args {
     pub out: PathBuf,
     /// The collective of every run, overriding what the output shows or implies (old
     /// nccl-tests text without a `Collective test starting` line is read without it).
-    #[arg(long, value_name = "OP")]
+    #[arg(long, value_name = "OP", value_parser = [
+        "all_reduce", "all_gather", "reduce_scatter", "alltoall", "alltoallv", "broadcast",
+        "reduce", "gather", "scatter", "sendrecv", "hypercube",
+    ])]
     pub op: Option<String>,
     /// The inter-node transport that must have been used, for the analysis of the NCCL_DEBUG
     /// lines in the output (as `netcheck analyze --expect`).

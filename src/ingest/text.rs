@@ -488,7 +488,7 @@ impl Columns {
                 .get(i)
                 .is_some_and(|t| t.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
         });
-        int(0) && int(1) && type_ok && tokens.len() > self.descriptors
+        int(0) && int(1) && type_ok
     }
 
     /// Adapts a row to the header: hypercube prints an empty `redop` (one token fewer), `-t`
