@@ -379,7 +379,7 @@ fn check(s: &Signature, f: &Facts) -> Result<Option<u32>, ()> {
                 let old_style = |n: f64| close(bus, alg) && close(time_ratio, ring(n));
                 match n {
                     Some(n) => {
-                        if !fits(n as f64) && !(is_old(l) && old_style(n as f64)) {
+                        if !(fits(n as f64) || is_old(l) && old_style(n as f64)) {
                             return Err(());
                         }
                     }

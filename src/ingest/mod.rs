@@ -100,7 +100,7 @@ pub struct Measure {
 /// of every run; `expect` is passed to the log analyser. Parts of one run in several files
 /// (each rank's `-J` file of one job) make one record; unrelated files stay apart.
 pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Result<Vec<RunRecord>> {
-    let mut runs: Vec<(Vec<String>, u32, Section, Decision, Option<Analysis>)> = Vec::new();
+    let mut runs: Vec<ParsedRun> = Vec::new();
     for input in inputs {
         let (sections, log_lines) = parse_input(input)?;
         let file_hint = collective::from_file_name(&input.origin);
@@ -167,6 +167,10 @@ pub fn summary(record: &RunRecord, only: bool, out: &std::path::Path) -> String 
         format!("  {}: {what}", record.label.as_deref().unwrap_or("run"))
     }
 }
+
+/// A run on its way to a record: its files, its index in a file of several (else 0), what
+/// was parsed and decided, and the log analysis of its file.
+type ParsedRun = (Vec<String>, u32, Section, Decision, Option<Analysis>);
 
 /// Two `-J` files are one run's parts when they have the same start time and arguments.
 fn same_run(a: &Section, b: &Section) -> bool {
