@@ -551,3 +551,42 @@ fn bad_input_exits_2_naming_the_file() {
         .stderr(predicates::str::contains("results[0].count"));
     assert!(!out.exists(), "nothing written on bad input");
 }
+
+#[test]
+fn unknown_wrappers_and_the_times_the_file_prints() {
+    // docker compose's `name  | ` and `kubectl logs --timestamps`, and nccl-tests' `-t` column.
+    let text = "\
+worker-1  | # nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+worker-1  | #  Rank  0 Group  0 Pid   1000 on      node1 device  0 [0000:01:00] NVIDIA H100
+worker-1  | #  Rank  1 Group  0 Pid   1001 on      node1 device  1 [0000:02:00] NVIDIA H100
+worker-1  | #       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong      timestamp
+worker-1  |      1048576        262144     float     sum      -1    20.00   52.43   52.43       0    20.00   52.43   52.43       0  2026-11-30 10:00:02
+worker-1  |      4194304       1048576     float     sum      -1    40.00  104.86  104.86       0    40.00  104.86  104.86       0  2026-11-30 10:00:03
+worker-1  | # Out of bounds values : 0 OK
+";
+    let stamped: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("2026-12-01T08:00:0{i}.5Z {}\n", &l[12..]))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, started) in [
+        ("compose.txt", text.to_string(), "2026-11-30T10:00:02"),
+        ("kubectl.txt", stamped, "2026-12-01T08:00:00.5Z"),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, body).unwrap();
+        let out = dir.path().join("r.json");
+        netcheck()
+            .arg("ingest")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(rows(&r, "all_reduce", true).len(), 2, "{name}");
+        assert_eq!(r["world_size"], 2, "{name}");
+        assert_eq!(r["started_at"], started, "{name}");
+    }
+}

@@ -21,6 +21,31 @@ static WRAPPERS: LazyLock<Regex> = LazyLock::new(|| {
 static HOST_TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[A-Za-z][\w.-]*: +").expect("valid regex"));
 
+static TIMESTAMP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\S+ )?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) ")
+        .expect("valid regex")
+});
+
+/// The time a log collector stamped on the line (`kubectl logs --timestamps`), if any.
+pub fn collector_timestamp(raw: &str) -> Option<&str> {
+    TIMESTAMP
+        .captures(raw)
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
+}
+
+static ANSI: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"));
+
+/// The text without terminal colour codes (kubectl, Ray and CI logs keep them).
+pub fn without_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\x1b') {
+        ANSI.replace_all(text, "")
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// The line without launcher prefixes and surrounding blanks (markdown indentation).
 pub fn strip_prefixes(raw: &str) -> &str {
     let mut line = raw.trim_end_matches(['\r', '\n']);
@@ -133,6 +158,20 @@ mod tests {
         );
         // A data row is never taken for a prefix.
         assert!(strip_prefixes("     1048576  262144  float").starts_with("1048576"));
+    }
+
+    #[test]
+    fn timestamps_and_colours() {
+        assert_eq!(
+            collector_timestamp("2026-11-30T02:26:05.5Z #  Rank  0 ..."),
+            Some("2026-11-30T02:26:05.5Z")
+        );
+        assert_eq!(
+            collector_timestamp("[pod/a/b] 2026-11-30T02:26:05Z   1024 ..."),
+            Some("2026-11-30T02:26:05Z")
+        );
+        assert_eq!(collector_timestamp("   1024  256  float"), None);
+        assert_eq!(without_ansi("\x1b[32m# nThread\x1b[0m 1"), "# nThread 1");
     }
 
     #[test]

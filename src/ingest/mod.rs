@@ -148,17 +148,25 @@ pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Resul
 /// `wrote r.json (14 rows: all_gather; 16 ranks on 2 hosts; status interrupted)` for one
 /// record, `  run 2: ...` for each of several.
 pub fn summary(record: &RunRecord, only: bool, out: &std::path::Path) -> String {
-    let ops: std::collections::BTreeSet<&str> = record.rows.iter().map(|r| r.op.as_str()).collect();
+    let mut ops: std::collections::BTreeSet<&str> =
+        record.rows.iter().map(|r| r.op.as_str()).collect();
+    if let Some(op) = record.ingest.as_ref().and_then(|i| i.collective.as_deref()) {
+        ops.insert(op);
+    }
     let hosts = match record.hosts.len() {
         0 => "hosts not shown".to_string(),
         1 => "1 host".to_string(),
         n => format!("{n} hosts"),
     };
     let what = format!(
-        "{} rows: {}; {} ranks on {hosts}; status {}",
+        "{} rows: {}; {} on {hosts}; status {}",
         record.rows.len(),
         ops.into_iter().collect::<Vec<_>>().join(", "),
-        record.world_size.map_or("?".into(), |n| n.to_string()),
+        match record.world_size {
+            Some(1) => "1 rank".to_string(),
+            Some(n) => format!("{n} ranks"),
+            None => "? ranks".to_string(),
+        },
         format!("{:?}", record.status).to_lowercase(),
     );
     if only {

@@ -30,7 +30,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::collective::{Hints, Layout};
-use super::lines::{binary_in_command, mentions, strip_prefixes};
+use super::lines::{
+    binary_in_command, collector_timestamp, mentions, strip_prefixes, without_ansi,
+};
 use super::{Device, Measure, Point, Section, dtype_name, nccl_version_from_code};
 
 static RANK_LINE: LazyLock<Regex> = LazyLock::new(|| {
@@ -74,9 +76,11 @@ pub fn parse(text: &str, origin: &str) -> (Vec<Section>, usize) {
         ..Default::default()
     };
     let mut log_lines = 0;
+    let text = without_ansi(text);
     let lines: Vec<&str> = text.lines().collect();
     for (index, raw) in lines.iter().enumerate() {
         let number = index as u64 + 1;
+        parser.stamp = collector_timestamp(raw).map(str::to_string);
         let line = strip_prefixes(raw);
         if line.contains("NCCL INFO") || line.contains("NCCL WARN") || line.contains("NCCL TRACE") {
             log_lines += 1;
@@ -119,6 +123,8 @@ struct Parser {
     pending: Option<(Vec<String>, u64)>,
     /// Collectives named in prose after the current run's table: the next run's context.
     later_mentions: Vec<String>,
+    /// The log collector's time on the current line.
+    stamp: Option<String>,
 }
 
 /// Column names of the results table (normalised: `size`, `count`, `type`, `redop`, `root`,
@@ -196,8 +202,26 @@ impl Parser {
         }
     }
 
+    /// The run's start and end as the file tells them (collector stamps, `-t` timestamps).
+    fn saw_time(&mut self, time: Option<String>) {
+        if let Some(t) = time {
+            if self.current.started_at.is_none() {
+                self.current.started_at = Some(t.clone());
+            }
+            self.current.finished_at = Some(t);
+        }
+    }
+
     /// nccl-tests' own non-row lines; `false` when `body` is none of them.
     fn nccl_tests_line(&mut self, body: &str) -> bool {
+        let known = self.nccl_tests_line_kind(body);
+        if known {
+            self.saw_time(self.stamp.clone());
+        }
+        known
+    }
+
+    fn nccl_tests_line_kind(&mut self, body: &str) -> bool {
         if let Some(c) = VERSION_LINE.captures(body) {
             let started = self.current.tests_version.is_some()
                 || self.current.hints.explicit.is_some()
@@ -294,6 +318,12 @@ impl Parser {
         let numeric = tokens
             .iter()
             .all(|t| matches!(cell(t), Cell::Number(_) | Cell::NotAvailable));
+        // Behind a wrapper nobody listed, a row still shows as size, count and a type name.
+        let tokens =
+            match (1..tokens.len().min(8)).find(|&i| columns.starts_typed_row(&tokens[i..])) {
+                Some(i) if !columns.starts_row(&tokens) => tokens[i..].to_vec(),
+                _ => tokens,
+            };
         let starts_row = columns.starts_row(&tokens);
         if !starts_row {
             if !numeric {
@@ -362,6 +392,12 @@ impl Parser {
         }
         let point = columns.point(tokens, self.in_place_first);
         self.current.points.push(point);
+        let printed = columns
+            .index_of_all("timestamp")
+            .and_then(|i| tokens.get(i))
+            .filter(|t| t.len() == 19)
+            .map(|t| t.replacen(' ', "T", 1));
+        self.saw_time(printed.or_else(|| self.stamp.clone()));
     }
 
     fn flush_pending(&mut self) {
@@ -473,6 +509,10 @@ impl Columns {
         }
     }
 
+    fn index_of_all(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|c| c == name)
+    }
+
     fn index(&self, name: &str) -> Option<usize> {
         self.names[..self.descriptors]
             .iter()
@@ -489,6 +529,16 @@ impl Columns {
                 .is_some_and(|t| t.chars().next().is_some_and(|c| c.is_ascii_alphabetic()))
         });
         int(0) && int(1) && type_ok
+    }
+
+    /// Like [`Self::starts_row`], with a type name nccl-tests knows: safe to look for in the
+    /// middle of a line.
+    fn starts_typed_row(&self, tokens: &[String]) -> bool {
+        self.index("type") == Some(2)
+            && self.starts_row(tokens)
+            && tokens
+                .get(2)
+                .is_some_and(|t| super::collective::type_size(t).is_some())
     }
 
     /// Adapts a row to the header: hypercube prints an empty `redop` (one token fewer), `-t`
