@@ -186,15 +186,32 @@ fn report_and_gate_read_every_run_of_a_file() {
         .success();
     let summary = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
     assert!(summary.contains("run 2: alltoall"), "{summary}");
-    // A baseline must be one run: a file of several is refused, naming them.
+    // Runs of different collectives make one baseline; runs measuring the same points do not.
     netcheck()
         .arg("gate")
         .arg(&out)
         .arg("--baseline")
         .arg(&out)
         .assert()
+        .success();
+    let twice = dir.path().join("twice.json");
+    let log = fixture("nccl-tests/two_runs_terminal.log");
+    netcheck()
+        .arg("ingest")
+        .arg(&log)
+        .arg(&log)
+        .arg("--out")
+        .arg(&twice)
+        .assert()
+        .success();
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .arg("--baseline")
+        .arg(&twice)
+        .assert()
         .code(2)
-        .stderr(predicates::str::contains("holds 2 runs"));
+        .stderr(predicates::str::contains("which one is the baseline"));
 }
 
 #[test]

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let baseline = args
         .baseline
         .as_deref()
-        .map(results::load_run)
+        .map(results::load_baseline)
         .transpose()?;
     let mut config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
     if config.is_none()
@@ -67,14 +67,20 @@ pub fn run(args: Args) -> Result<Outcome> {
         );
         config = Some(carried);
     }
+    let records: Vec<&crate::results::RunRecord> = runs.iter().map(|r| &r.record).collect();
     let verdict = gate::combine(
         runs.iter()
-            .map(|run| {
+            .enumerate()
+            .map(|(i, run)| {
+                let share = baseline.as_ref().map(|b| match runs.len() {
+                    1 => b.record.clone(),
+                    _ => gate::baseline_share(&b.record, &records, i),
+                });
                 let verdict = gate::evaluate(&GateInput {
                     record: &run.record,
                     origin: &run.origin,
                     config: config.as_ref(),
-                    baseline: baseline.as_ref().map(|b| &b.record),
+                    baseline: share.as_ref(),
                     tolerance_pct: args.tolerance,
                     baseline_min_bytes: args.baseline_from.map(|b| b.0),
                     expect_transport: args.expect.clone(),

@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     doc.baseline = args
         .baseline
         .as_deref()
-        .map(crate::results::load_run)
+        .map(crate::results::load_baseline)
         .transpose()?;
     doc.config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
     doc.tolerance_pct = args.tolerance;

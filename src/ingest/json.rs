@@ -94,6 +94,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Section> {
             .map(|n| n as u32),
         devices: devices(config.and_then(|c| c.get("devices"))),
         complete: !repaired && obj.contains_key("end_time"),
+        json: true,
         ..Default::default()
     };
     for (i, result) in results.iter().enumerate() {

@@ -60,6 +60,8 @@ pub struct Section {
     pub failures: Vec<String>,
     /// Things the parser had to skip or repair, said to the user and kept in `errors`.
     pub notes: Vec<String>,
+    /// Read from a `-J` file (full-precision numbers).
+    pub json: bool,
 }
 
 /// `#  Rank  0 Group  0 Pid 1385 on vm device  0 [0000:00:06] NVIDIA H200`
@@ -98,7 +100,8 @@ pub struct Measure {
 
 /// Parses every input into its runs, one RunRecord each. `op` (`--op`) names the collective
 /// of every run; `expect` is passed to the log analyser. Parts of one run in several files
-/// (each rank's `-J` file of one job) make one record; unrelated files stay apart.
+/// (each rank's `-J` file of one job, or the text and the `-J` file of one run) make one
+/// record; unrelated files stay apart.
 pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Result<Vec<RunRecord>> {
     let mut runs: Vec<ParsedRun> = Vec::new();
     for input in inputs {
@@ -110,32 +113,30 @@ pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Resul
         let several = sections.len() > 1;
         for (i, section) in sections.into_iter().enumerate() {
             let decision = collective::decide(&section, file_hint.as_deref(), op);
-            if let Some(run) = runs.iter_mut().find(|r| same_run(&r.2, &section)) {
-                run.0.push(input.origin.clone());
-                merge_devices(&mut run.2, &section);
-                continue;
-            }
-            let index = if several { i as u32 + 1 } else { 0 };
-            runs.push((
-                vec![input.origin.clone()],
-                index,
+            let run = ParsedRun {
+                files: vec![input.origin.clone()],
+                index: if several { i as u32 + 1 } else { 0 },
                 section,
                 decision,
-                analysis.clone(),
-            ));
+                analysis: analysis.clone(),
+            };
+            match runs.iter_mut().find(|r| r.same_run(&run)) {
+                Some(earlier) => earlier.absorb(run),
+                None => runs.push(run),
+            }
         }
     }
     let several = runs.len() > 1;
     Ok(runs
         .into_iter()
-        .map(|(files, index, section, decision, analysis)| {
-            let mut record = build_record(&section, &decision, &files, index);
-            record.analysis = analysis;
+        .map(|run| {
+            let mut record = build_record(&run.section, &run.decision, &run.files, run.index);
+            record.analysis = run.analysis;
             if several {
-                let op = decision.op.as_deref().unwrap_or("unknown collective");
-                let file = files[0].rsplit('/').next().unwrap_or(&files[0]).to_string();
-                record.label = Some(if index > 0 {
-                    format!("{file} run {index}: {op}")
+                let op = run.decision.op.as_deref().unwrap_or("unknown collective");
+                let file = run.files[0].rsplit('/').next().unwrap_or(&run.files[0]);
+                record.label = Some(if run.index > 0 {
+                    format!("{file} run {}: {op}", run.index)
                 } else {
                     format!("{file}: {op}")
                 });
@@ -143,6 +144,85 @@ pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Resul
             record
         })
         .collect())
+}
+
+/// A run on its way to a record.
+struct ParsedRun {
+    files: Vec<String>,
+    /// Its place in a file of several runs (1-based), else 0.
+    index: u32,
+    section: Section,
+    decision: Decision,
+    /// The log analysis of its file's NCCL lines.
+    analysis: Option<Analysis>,
+}
+
+impl ParsedRun {
+    /// One run's parts: each rank's `-J` file of one job (same start time and arguments), or
+    /// the text and the `-J` output of one run (same collective, same sizes, counts and types,
+    /// the same busbw to the text's two decimals, no contradicting device list).
+    fn same_run(&self, other: &ParsedRun) -> bool {
+        let (a, b) = (&self.section, &other.section);
+        if a.started_at.is_some() && a.started_at == b.started_at && !a.args.is_empty() {
+            return a.args == b.args;
+        }
+        if a.json == b.json
+            || self.decision.op != other.decision.op
+            || a.points.len() != b.points.len()
+        {
+            return false;
+        }
+        let processes = |s: &Section| {
+            let mut p: Vec<(String, Option<u32>)> =
+                s.devices.iter().map(|d| (d.host.clone(), d.pid)).collect();
+            p.sort();
+            p.dedup();
+            p
+        };
+        let (pa, pb) = (processes(a), processes(b));
+        if !pa.is_empty()
+            && !pb.is_empty()
+            && pa.iter().any(|p| !pb.contains(p))
+            && pb.iter().any(|p| !pa.contains(p))
+        {
+            return false;
+        }
+        let busbw = |m: &Option<Measure>| m.as_ref().and_then(|m| m.busbw_gbs);
+        let near = |x: Option<f64>, y: Option<f64>| match (x, y) {
+            (Some(x), Some(y)) => (x - y).abs() <= 0.0051 + 0.0005 * x.abs().max(y.abs()),
+            (None, None) => true,
+            _ => false,
+        };
+        a.points.iter().zip(&b.points).all(|(p, q)| {
+            (p.bytes, p.count, &p.dtype) == (q.bytes, q.count, &q.dtype)
+                && near(busbw(&p.out_of_place), busbw(&q.out_of_place))
+                && near(busbw(&p.in_place), busbw(&q.in_place))
+        })
+    }
+
+    /// Takes in another part of the same run: the `-J` numbers (full precision) win, the
+    /// text's NCCL log analysis and device lines are kept.
+    fn absorb(&mut self, other: ParsedRun) {
+        self.files.extend(other.files);
+        let mut other_section = other.section;
+        if other_section.json && !self.section.json {
+            std::mem::swap(&mut self.section, &mut other_section);
+            self.decision = other.decision;
+        }
+        for d in &other_section.devices {
+            if !self.section.devices.contains(d) {
+                self.section.devices.push(d.clone());
+            }
+        }
+        if self.section.nccl_version.is_none() {
+            self.section.nccl_version = other_section.nccl_version;
+        }
+        if self.section.tests_version.is_none() {
+            self.section.tests_version = other_section.tests_version;
+        }
+        self.analysis = self.analysis.take().or(other.analysis);
+        self.index = self.index.max(other.index);
+    }
 }
 
 /// `wrote r.json (14 rows: all_gather; 16 ranks on 2 hosts; status interrupted)` for one
@@ -173,23 +253,6 @@ pub fn summary(record: &RunRecord, only: bool, out: &std::path::Path) -> String 
         format!("wrote {} ({what})", out.display())
     } else {
         format!("  {}: {what}", record.label.as_deref().unwrap_or("run"))
-    }
-}
-
-/// A run on its way to a record: its files, its index in a file of several (else 0), what
-/// was parsed and decided, and the log analysis of its file.
-type ParsedRun = (Vec<String>, u32, Section, Decision, Option<Analysis>);
-
-/// Two `-J` files are one run's parts when they have the same start time and arguments.
-fn same_run(a: &Section, b: &Section) -> bool {
-    a.started_at.is_some() && a.started_at == b.started_at && !a.args.is_empty() && a.args == b.args
-}
-
-fn merge_devices(into: &mut Section, from: &Section) {
-    for d in &from.devices {
-        if !into.devices.contains(d) {
-            into.devices.push(d.clone());
-        }
     }
 }
 
@@ -544,6 +607,56 @@ mod tests {
         );
         assert_eq!(from_name("all_reduce_vs_all_gather.txt"), None);
         assert_eq!(from_name("out.txt"), None);
+    }
+
+    #[test]
+    fn the_text_and_the_json_of_one_run_are_one_record() {
+        let text = "# Collective test starting: all_gather_perf\n\
+            #  Rank  0 Group  0 Pid 11 on node-a device  0 [0x01] GPU\n\
+            #  Rank  1 Group  0 Pid 11 on node-a device  1 [0x02] GPU\n\
+            #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n\
+            \x20    1048576        131072     float    none      -1    100.0   10.49    5.24      0    100.0   10.49    5.24      0\n\
+            node-a:11:11 [0] NCCL INFO Using network Socket\n\
+            # Out of bounds values : 0 OK\n";
+        let json = r#"{"version": 3, "start_time": "2026-12-01 08:00:00",
+            "args": ["./build/all_gather_perf", "-g", "2"], "nccl_version": 22809,
+            "config": {"devices": [{"rank": 0, "pid": 11, "hostname": "node-a", "device": 0}]},
+            "results": [{"size": 1048576, "count": 131072, "type": "float", "redop": "none",
+              "root": "    -1",
+              "out_of_place": {"time": 100.0, "alg_bw": 10.48576, "bus_bw": 5.24288, "nwrong": 0.0},
+              "in_place": {"time": 100.0, "alg_bw": 10.48576, "bus_bw": 5.24288, "nwrong": 0.0}}],
+            "end_time": "2026-12-01 08:00:01"}"#;
+        let inputs = [
+            Input {
+                origin: "ag.txt".into(),
+                text: text.into(),
+            },
+            Input {
+                origin: "ag.json".into(),
+                text: json.into(),
+            },
+        ];
+        let records = ingest(&inputs, None, None).unwrap();
+        assert_eq!(records.len(), 1, "one run printed twice");
+        let r = &records[0];
+        assert_eq!(r.rows[0].busbw_gbs, Some(5.24288), "the JSON's precision");
+        assert!(r.analysis.is_some(), "the text's NCCL lines");
+        assert_eq!(r.world_size, Some(2));
+        assert_eq!(r.started_at.as_deref(), Some("2026-12-01T08:00:00"));
+        assert_eq!(r.ingest.as_ref().unwrap().files, vec!["ag.txt", "ag.json"]);
+        // A different run of the same collective stays apart.
+        let other = text.replace("5.24", "5.31");
+        let inputs = [
+            Input {
+                origin: "ag.txt".into(),
+                text: other,
+            },
+            Input {
+                origin: "ag.json".into(),
+                text: json.into(),
+            },
+        ];
+        assert_eq!(ingest(&inputs, None, None).unwrap().len(), 2);
     }
 
     #[test]

@@ -86,6 +86,64 @@ pub fn load_run(path: &Path) -> Result<Run> {
     Ok(runs.remove(0))
 }
 
+/// A baseline: the one run of a file, or its runs taken together when they measured
+/// different points (the all_gather and the reduce_scatter run of one sweep, ingested
+/// together). Runs that measured the same op, type, size and placement are refused: which one
+/// is the baseline would be a guess.
+pub fn load_baseline(path: &Path) -> Result<Run> {
+    let runs = load_runs(path)?;
+    if runs.len() == 1 {
+        return Ok(runs.into_iter().next().expect("one run"));
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for (group, row) in super::rows::grouped_rows(&run.record) {
+            let key = (
+                group.map(str::to_string),
+                row.op.clone(),
+                row.dtype.clone(),
+                row.bytes,
+                row.in_place,
+            );
+            if let Some((j, other)) = seen.insert(key, (i, run.label.clone()))
+                && j != i
+            {
+                return Err(Error::BadInput {
+                    what: path.display().to_string(),
+                    message: format!(
+                        "holds {} runs, and {other} and {} both measured {} {} at {} bytes; \
+                         which one is the baseline?",
+                        runs.len(),
+                        run.label,
+                        row.op,
+                        row.dtype,
+                        row.bytes
+                    ),
+                    hint: Some(
+                        "ingest the baseline run on its own: `netcheck ingest FILE --out baseline.json`"
+                            .into(),
+                    ),
+                });
+            }
+        }
+    }
+    let labels: Vec<String> = runs.iter().map(|r| r.label.clone()).collect();
+    let mut runs = runs.into_iter();
+    let mut merged = runs.next().expect("several runs");
+    for run in runs {
+        let rows = super::rows::grouped_rows(&run.record)
+            .into_iter()
+            .map(|(group, row)| super::ResultRow {
+                group: group.map(str::to_string),
+                ..row.clone()
+            })
+            .collect::<Vec<_>>();
+        merged.record.rows.extend(rows);
+    }
+    merged.label = labels.join(" + ");
+    Ok(merged)
+}
+
 fn no_rows(name: &str, record: &RunRecord) -> Error {
     let failed_pairs = record.pairs.iter().filter(|p| p.status != "pass").count();
     let message = if failed_pairs > 0 {
