@@ -607,3 +607,24 @@ worker-1  | # Out of bounds values : 0 OK
         assert_eq!(r["started_at"], started, "{name}");
     }
 }
+
+#[test]
+fn a_run_that_failed_before_measuring_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    netcheck()
+        .arg("ingest")
+        .arg(fixture("nccl-tests/failed_before_rows.txt"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "Test NCCL failure all_gather.cu:52",
+        ));
+}

@@ -32,8 +32,9 @@ impl Run {
 }
 
 /// Every run in a results file, each checked to have at least one result row (its own or a
-/// pair's). Runs of a multi-run file are named `FILE#N` in messages. Errors name the file and
-/// the field.
+/// pair's) unless it failed with an error before measuring (then it is kept: the gate fails
+/// it, the report shows why). Runs of a multi-run file are named `FILE#N` in messages.
+/// Errors name the file and the field.
 pub fn load_runs(path: &Path) -> Result<Vec<Run>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
     let origin = path.display().to_string();
@@ -47,7 +48,9 @@ pub fn load_runs(path: &Path) -> Result<Vec<Run>> {
         } else {
             origin.clone()
         };
-        if all_rows(&record).next().is_none() {
+        // A run that failed before measuring is an outcome to report and gate, not bad input.
+        let failed = record.status != super::RunStatus::Complete && !record.errors.is_empty();
+        if all_rows(&record).next().is_none() && !failed {
             empty.push((name, record));
         } else {
             runs.push(Run::new(record, &name));
