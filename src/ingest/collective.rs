@@ -190,8 +190,10 @@ pub struct Decision {
     pub basis: Vec<String>,
     /// Every collective the table allows, when more than one.
     pub candidates: Vec<String>,
-    /// The rank count the table implies for the decided collective.
+    /// The rank count the table implies for the decided collective, else the device list's
+    /// or the command line's, and which of them it is.
     pub ranks: Option<u32>,
+    pub ranks_basis: Option<&'static str>,
     pub warnings: Vec<String>,
 }
 
@@ -214,13 +216,15 @@ struct Facts {
     min_ranks: Option<u32>,
     /// The device list repeats rank numbers: independent single-rank jobs.
     independent_jobs: bool,
+    /// The ranks the command line started, when nothing better says.
+    command_ranks: Option<u32>,
 }
 
 /// Decides the collective of one parsed run. `forced` is `--op`; `file_hint` the collective
 /// the file name names.
 pub fn decide(section: &Section, file_hint: Option<&str>, forced: Option<&str>) -> Decision {
     let facts = facts(section);
-    let consistent: Vec<(&Signature, Option<u32>)> = SIGNATURES
+    let consistent: Vec<(&Signature, Ranks)> = SIGNATURES
         .iter()
         .filter_map(|s| check(s, &facts).ok().map(|n| (s, n)))
         .collect();
@@ -230,6 +234,10 @@ pub fn decide(section: &Section, file_hint: Option<&str>, forced: Option<&str>) 
             .iter()
             .find(|(s, _)| s.op == op)
             .and_then(|(_, n)| *n)
+    };
+    let set_ranks = |d: &mut Decision, n: Ranks| {
+        d.ranks = n.map(|(n, _)| n);
+        d.ranks_basis = n.map(|(_, basis)| basis);
     };
     let mut d = Decision::default();
     if facts.independent_jobs {
@@ -267,7 +275,7 @@ pub fn decide(section: &Section, file_hint: Option<&str>, forced: Option<&str>) 
             if facts.has_table && allowed(op) {
                 d.basis.push("table".into());
             }
-            d.ranks = ranks_for(op);
+            set_ranks(&mut d, ranks_for(op));
             d.candidates.clear();
             return d;
         }
@@ -285,10 +293,10 @@ pub fn decide(section: &Section, file_hint: Option<&str>, forced: Option<&str>) 
         [(s, n)] => {
             d.op = Some(s.op.to_string());
             d.basis.push("table".into());
-            d.ranks = *n;
+            set_ranks(&mut d, *n);
         }
         several => {
-            let mentioned: Vec<&(&Signature, Option<u32>)> = several
+            let mentioned: Vec<&(&Signature, Ranks)> = several
                 .iter()
                 .filter(|(s, _)| hints.mentions.iter().any(|m| m == s.op))
                 .collect();
@@ -298,7 +306,7 @@ pub fn decide(section: &Section, file_hint: Option<&str>, forced: Option<&str>) 
             };
             d.op = Some(chosen.0.op.to_string());
             d.basis.extend(["table".to_string(), basis.to_string()]);
-            d.ranks = chosen.1;
+            set_ranks(&mut d, chosen.1);
             if basis == "table-ambiguous" {
                 d.warnings.push(format!(
                     "the output does not say which collective it measured and the table fits {} \
@@ -313,7 +321,10 @@ pub fn decide(section: &Section, file_hint: Option<&str>, forced: Option<&str>) 
 }
 
 /// Whether a collective fits the facts; `Ok(ranks)` with the rank count it implies.
-fn check(s: &Signature, f: &Facts) -> Result<Option<u32>, ()> {
+/// A rank count and what gave it (`table`, `device-list`, `command-line`).
+type Ranks = Option<(u32, &'static str)>;
+
+fn check(s: &Signature, f: &Facts) -> Result<Ranks, ()> {
     if !f.has_table {
         return Err(());
     }
@@ -412,7 +423,10 @@ fn check(s: &Signature, f: &Facts) -> Result<Option<u32>, ()> {
     {
         return Err(());
     }
-    Ok(ranks.or(f.min_ranks))
+    Ok(ranks
+        .map(|n| (n, "table"))
+        .or(f.min_ranks.map(|n| (n, "device-list")))
+        .or(f.command_ranks.map(|n| (n, "command-line"))))
 }
 
 fn is_old(l: Layout) -> bool {
@@ -471,8 +485,11 @@ fn facts(section: &Section) -> Facts {
     f.min_ranks = if f.independent_jobs {
         Some(1)
     } else {
-        ranks.last().map(|r| r + 1)
+        let listed = ranks.last().map(|r| r + 1);
+        // Every process drives nThread × nGpus ranks.
+        listed.max(section.ranks_per_process.filter(|n| *n > 1))
     };
+    f.command_ranks = section.command_ranks.filter(|_| !f.independent_jobs);
     f
 }
 

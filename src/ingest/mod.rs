@@ -62,6 +62,9 @@ pub struct Section {
     pub notes: Vec<String>,
     /// Read from a `-J` file (full-precision numbers).
     pub json: bool,
+    /// Ranks per process (`nThread` × `nGpus`) and the ranks a command line started.
+    pub ranks_per_process: Option<u32>,
+    pub command_ranks: Option<u32>,
 }
 
 /// `#  Rank  0 Group  0 Pid 1385 on vm device  0 [0000:00:06] NVIDIA H200`
@@ -364,10 +367,10 @@ pub fn build_record(s: &Section, d: &Decision, files: &[String], run_in_file: u3
     let mut listed: Vec<u32> = s.devices.iter().map(|d| d.rank).collect();
     listed.sort_unstable();
     listed.dedup();
-    let (world, ranks_basis) = match d.ranks {
-        Some(n) => (Some(n), "table"),
-        None if !listed.is_empty() => (listed.last().map(|r| r + 1), "device-list"),
-        None => (None, "unknown"),
+    let (world, ranks_basis) = match (d.ranks, d.ranks_basis) {
+        (Some(n), basis) => (Some(n), basis.unwrap_or("table")),
+        (None, _) if !listed.is_empty() => (listed.last().map(|r| r + 1), "device-list"),
+        (None, _) => (None, "unknown"),
     };
     record.world_size = world;
     let op = d.op.clone().unwrap_or_else(|| "unknown".into());

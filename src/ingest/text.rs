@@ -125,6 +125,8 @@ struct Parser {
     later_mentions: Vec<String>,
     /// The log collector's time on the current line.
     stamp: Option<String>,
+    /// The first lines of a command continued with `\\`.
+    continued: String,
 }
 
 /// Column names of the results table (normalised: `size`, `count`, `type`, `redop`, `root`,
@@ -253,6 +255,18 @@ impl Parser {
             }
             self.params = true;
             self.current.iters = timed_iters(body);
+            let number = |key: &str| {
+                let tokens: Vec<&str> = body.split_whitespace().collect();
+                tokens
+                    .windows(2)
+                    .find(|w| w[0] == key)
+                    .and_then(|w| w[1].parse::<u32>().ok())
+            };
+            let per_process = number("nThread").unwrap_or(1)
+                * number("nGpus")
+                    .or_else(|| number("nGpus(perProc)"))
+                    .unwrap_or(1);
+            self.current.ranks_per_process = Some(per_process);
         } else if let Some(c) = RANK_LINE.captures(body) {
             let device = Device {
                 rank: c[1].parse().unwrap_or_default(),
@@ -424,11 +438,19 @@ impl Parser {
             }
             return;
         }
-        if let Some(op) = binary_in_command(line) {
+        // A command continued over several lines (`mpirun -np 2 \`, `>   ./build/x_perf`).
+        let part = line.strip_prefix("> ").unwrap_or(line);
+        let command = format!("{}{}", self.continued, part);
+        match part.strip_suffix('\\') {
+            Some(head) => self.continued.push_str(&format!("{head} ")),
+            None => self.continued.clear(),
+        }
+        if let Some(op) = binary_in_command(&command) {
             if self.has_results() {
                 self.start_run(false);
             }
             self.current.hints.command = Some(op.to_string());
+            self.current.command_ranks = ranks_in_command(&command);
         }
         self.nccl_version(line);
         let named = mentions(line).into_iter().map(str::to_string);
@@ -684,6 +706,36 @@ fn milliseconds_to_micros(s: &mut Section) {
         .push("times are in milliseconds (nccl-tests of 2018); converted to microseconds".into());
 }
 
+/// The ranks a command line starts: processes (`mpirun -np P`, none without a launcher) ×
+/// threads (`-t T`) × GPUs per thread (`-g G`), as nccl-tests counts them. `None` when a
+/// launcher does not say how many processes.
+fn ranks_in_command(command: &str) -> Option<u32> {
+    let tokens: Vec<&str> = command.split_whitespace().collect();
+    let binary = tokens.iter().position(|t| binary_in_command(t).is_some())?;
+    let value = |from: usize, to: usize, keys: &[&str]| {
+        tokens[from..to].windows(2).find_map(|w| {
+            keys.contains(&w[0])
+                .then(|| w[1].parse::<u32>().ok())
+                .flatten()
+        })
+    };
+    let launcher = tokens[..binary].iter().any(|t| {
+        let base = t.rsplit('/').next().unwrap_or(t);
+        matches!(
+            base,
+            "mpirun" | "mpiexec" | "srun" | "orterun" | "prun" | "jsrun" | "aprun"
+        )
+    });
+    let processes = if launcher {
+        value(0, binary, &["-np", "-n", "--np", "--ntasks"])?
+    } else {
+        1
+    };
+    let threads = value(binary, tokens.len(), &["-t", "--nthreads"]).unwrap_or(1);
+    let gpus = value(binary, tokens.len(), &["-g", "--ngpus"]).unwrap_or(1);
+    Some(processes * threads * gpus)
+}
+
 /// `... warmup iters: 5 iters: 20 agg iters: 1 ...` → 20.
 fn timed_iters(body: &str) -> Option<u32> {
     let tokens: Vec<&str> = body.split_whitespace().collect();
@@ -722,6 +774,23 @@ mod tests {
             .captures("Rank  1 on       node device  1 [0x06] GeForce GTX 1080")
             .unwrap();
         assert_eq!((c.get(2), &c[3]), (None, "node"));
+    }
+
+    #[test]
+    fn ranks_from_command_lines() {
+        assert_eq!(
+            ranks_in_command("./build/sendrecv_perf -b 128M -g 8"),
+            Some(8)
+        );
+        assert_eq!(
+            ranks_in_command("mpirun -np 2 -H a:1,b:1 ./build/all_gather_perf -b 8 -g 1"),
+            Some(2)
+        );
+        assert_eq!(
+            ranks_in_command("mpirun -np 2 all_reduce_perf -t 2 -g 2"),
+            Some(8)
+        );
+        assert_eq!(ranks_in_command("srun -N2 all_reduce_perf -b 1M"), None);
     }
 
     #[test]
