@@ -122,6 +122,7 @@ pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Resul
                 section,
                 decision,
                 analysis: analysis.clone(),
+                file_hint: file_hint.clone(),
             };
             match runs.iter_mut().find(|r| r.same_run(&run)) {
                 Some(earlier) => earlier.absorb(run),
@@ -132,7 +133,11 @@ pub fn ingest(inputs: &[Input], op: Option<&str>, expect: Option<&str>) -> Resul
     let several = runs.len() > 1;
     Ok(runs
         .into_iter()
-        .map(|run| {
+        .map(|mut run| {
+            if run.files.len() > 1 {
+                // Decided again with every part's devices.
+                run.decision = collective::decide(&run.section, run.file_hint.as_deref(), op);
+            }
             let mut record = build_record(&run.section, &run.decision, &run.files, run.index);
             record.analysis = run.analysis;
             if several {
@@ -158,6 +163,8 @@ struct ParsedRun {
     decision: Decision,
     /// The log analysis of its file's NCCL lines.
     analysis: Option<Analysis>,
+    /// The collective its file name names.
+    file_hint: Option<String>,
 }
 
 impl ParsedRun {
@@ -660,6 +667,42 @@ mod tests {
             },
         ];
         assert_eq!(ingest(&inputs, None, None).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn each_ranks_json_of_one_job_is_one_record() {
+        let json = |rank: u32, host: &str| {
+            format!(
+                r#"{{"version": 3, "start_time": "2026-12-01 08:00:00",
+                "args": ["./build/broadcast_perf", "-b", "1M"], "nccl_version": 22809,
+                "config": {{"devices": [{{"rank": {rank}, "pid": 7, "hostname": "{host}", "device": 0}}]}},
+                "results": [{{"size": 1048576, "count": 262144, "type": "float", "redop": "none",
+                  "root": "     0",
+                  "out_of_place": {{"time": 100.0, "alg_bw": 10.48576, "bus_bw": 10.48576, "nwrong": 0.0}},
+                  "in_place": {{"time": 100.0, "alg_bw": 10.48576, "bus_bw": 10.48576, "nwrong": 0.0}}}}],
+                "end_time": "2026-12-01 08:00:01"}}"#
+            )
+        };
+        let inputs = [
+            Input {
+                origin: "r0.json".into(),
+                text: json(0, "node-a"),
+            },
+            Input {
+                origin: "r1.json".into(),
+                text: json(1, "node-b"),
+            },
+        ];
+        let records = ingest(&inputs, None, None).unwrap();
+        assert_eq!(records.len(), 1);
+        let r = &records[0];
+        assert_eq!(r.hosts.len(), 2);
+        assert_eq!(r.world_size, Some(2), "from the merged device list");
+        assert_eq!(r.rows.len(), 2, "the results once, not per file");
+        assert_eq!(
+            r.ingest.as_ref().unwrap().collective_basis,
+            vec!["json-args", "table"]
+        );
     }
 
     #[test]
