@@ -12,7 +12,8 @@ pub struct Args {
     /// `.gz` files are read too, `-` reads stdin.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Where to write the RunRecord.
+    /// Where to write the RunRecord; a JSON list of records when the inputs hold several runs
+    /// (several nccl-tests runs in one log, or unrelated files).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// The collective of every run, overriding what the output shows or implies (old
