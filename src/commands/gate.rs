@@ -49,7 +49,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     super::report::check_tolerance(args.tolerance)?;
-    let runs = results::load_runs(&args.results)?;
+    let mut runs = results::load_runs(&args.results)?;
+    results::distinct_labels(&mut runs);
     let baseline = args
         .baseline
         .as_deref()

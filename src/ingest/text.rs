@@ -570,8 +570,8 @@ impl Columns {
         if let (Some(r), Some(root)) = (self.index("redop"), self.index("root"))
             && tokens.len() + 1 == n
             && root == r + 1
+            // An operator name is never a number: a number there is the root.
             && tokens.get(r).is_some_and(|t| t.parse::<i64>().is_ok())
-            && tokens.get(r + 1).is_some_and(|t| t.parse::<i64>().is_err())
         {
             tokens.insert(r, String::new());
         }

@@ -45,7 +45,7 @@ pub struct Document {
 impl Document {
     pub fn new(runs: Vec<Run>) -> Document {
         let mut runs = runs;
-        disambiguate_labels(&mut runs);
+        crate::results::distinct_labels(&mut runs);
         Document {
             runs,
             baseline: None,
@@ -76,15 +76,6 @@ impl Document {
     /// The run's hardware ceiling, when hardware and node count are known.
     pub fn ceiling(&self, run: &Run) -> Option<model::Ceiling> {
         model::ceiling(&self.hardware(run)?, model::nodes_of(&run.record))
-    }
-}
-
-fn disambiguate_labels(runs: &mut [Run]) {
-    for i in 0..runs.len() {
-        let taken = runs[..i].iter().any(|r| r.label == runs[i].label);
-        if taken {
-            runs[i].label = format!("{} ({})", runs[i].label, i + 1);
-        }
     }
 }
 

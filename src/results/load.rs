@@ -31,6 +31,16 @@ impl Run {
     }
 }
 
+/// Makes run labels unique (`label (2)`), so reports and gate cases tell runs apart.
+pub fn distinct_labels(runs: &mut [Run]) {
+    for i in 0..runs.len() {
+        let taken = runs[..i].iter().any(|r| r.label == runs[i].label);
+        if taken {
+            runs[i].label = format!("{} ({})", runs[i].label, i + 1);
+        }
+    }
+}
+
 /// Every run in a results file, each checked to have at least one result row (its own or a
 /// pair's) unless it failed with an error before measuring (then it is kept: the gate fails
 /// it, the report shows why). Runs of a multi-run file are named `FILE#N` in messages.

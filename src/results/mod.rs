@@ -14,7 +14,7 @@ use crate::logscan::Analysis;
 mod load;
 pub mod rows;
 
-pub use load::{Run, load_baseline, load_run, load_runs};
+pub use load::{Run, distinct_labels, load_baseline, load_run, load_runs};
 
 pub const RESULTS_SCHEMA: &str = "netcheck.results.v1";
 
