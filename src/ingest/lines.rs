@@ -7,11 +7,12 @@ use regex::Regex;
 
 /// Prefixes that wrap every line, removed repeatedly from the start:
 /// Open MPI `--tag-output` (`[1,0]<stdout>:`), `kubectl logs --prefix` (`[pod/x/c] `),
-/// `kubectl logs --timestamps` (RFC 3339), Slurm `srun -l` (`0: `, ` 12: `), and a fork's
-/// source locations (`run(), common.cu:967, `).
+/// `kubectl logs --timestamps` (RFC 3339), Slurm `srun -l` (`0: `, ` 12: `), Intel MPI and
+/// MPICH `-l`/`-prepend-rank` (`[0] `), torch's `[rank0]: `, markdown quotes (`> `), and a
+/// fork's source locations (`run(), common.cu:967, `).
 static WRAPPERS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\[pod/[^\]]+\] ?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? |\s*\d{1,6}: ?|\s*\w+\(\), [\w.]+:\d+, ?)",
+        r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\[pod/[^\]]+\] ?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)? |\s*\d{1,6}: ?|\[\d{1,6}\] |\[rank\d+\]:? ?|>(?: |$)|\s*\w+\(\), [\w.]+:\d+, ?)",
     )
     .expect("valid regex")
 });
@@ -144,6 +145,9 @@ mod tests {
             "12: #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
             "run(), common.cu:998, #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
             "gpu-node-3: #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
+            "[3] #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
+            "[rank0]: #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
+            "> > #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
             "    #  Rank  0 Group  0 Pid 1 on a device  0 [x] GPU",
         ] {
             assert!(strip_prefixes(line).starts_with("#  Rank"), "{line}");
