@@ -116,24 +116,102 @@ fn expect_reaches_the_analysis_and_the_gate_passes_efa() {
 }
 
 #[test]
-fn two_collectives_in_one_output() {
-    let r = ingest(&["ag_rs_single_host.txt"], &[]);
-    assert_eq!(rows(&r, "all_gather", false).len(), 9);
-    assert_eq!(rows(&r, "reduce_scatter", true).len(), 9);
-    assert_eq!(r["world_size"], 4);
-    assert_eq!(r["hosts"][0]["gpus"][3]["name"], "NVIDIA L4");
-    assert_eq!(r["status"], "complete");
+fn two_collectives_in_one_output_are_two_runs() {
+    let runs = ingest(&["ag_rs_single_host.txt"], &[]);
+    let runs = runs.as_array().unwrap();
+    assert_eq!(rows(&runs[0], "all_gather", false).len(), 9);
+    assert_eq!(rows(&runs[1], "reduce_scatter", true).len(), 9);
+    for r in runs {
+        assert_eq!(r["world_size"], 4);
+        assert_eq!(r["hosts"][0]["gpus"][3]["name"], "NVIDIA L4");
+        assert_eq!(r["status"], "complete");
+        assert_eq!(r["ingest"]["collective_basis"][0], "collective-line");
+    }
 }
 
 #[test]
-fn several_files_make_one_record() {
-    let r = ingest(
-        &["reduce_scatter_2nodes.json", "all_reduce_2nodes_efa.txt"],
+fn unrelated_files_are_several_runs() {
+    let runs = ingest(
+        &["reduce_scatter_2nodes.json", "ag_rs_single_host.txt"],
         &["--label", "node group 7"],
     );
-    assert_eq!(rows(&r, "reduce_scatter", false).len(), 11);
-    assert_eq!(rows(&r, "all_reduce", false).len(), 11);
-    assert_eq!(r["label"], "node group 7");
+    let runs = runs.as_array().expect("several runs: a list of records");
+    // The JSON is one run; the text holds two (all_gather, then reduce_scatter).
+    assert_eq!(runs.len(), 3);
+    assert_eq!(rows(&runs[0], "reduce_scatter", false).len(), 11);
+    assert_eq!(runs[0]["world_size"], 16);
+    assert_eq!(runs[0]["hosts"].as_array().unwrap().len(), 2);
+    assert_eq!(rows(&runs[1], "all_gather", false).len(), 9);
+    assert_eq!(runs[1]["world_size"], 4, "not the 16 of the other file");
+    assert_eq!(runs[1]["hosts"].as_array().unwrap().len(), 1);
+    assert!(
+        runs[1]["label"]
+            .as_str()
+            .unwrap()
+            .starts_with("node group 7 (ag_rs_single_host.txt run 1: all_gather")
+    );
+}
+
+#[test]
+fn report_and_gate_read_every_run_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    netcheck()
+        .arg("ingest")
+        .arg(fixture("nccl-tests/two_runs_terminal.log"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let junit = dir.path().join("junit.xml");
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("PASS"));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("run 1: broadcast") && xml.contains("run 2: alltoall"),
+        "{xml}"
+    );
+    netcheck()
+        .arg("report")
+        .arg(&out)
+        .arg("--out")
+        .arg(dir.path().join("report"))
+        .assert()
+        .success();
+    let summary = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
+    assert!(summary.contains("run 2: alltoall"), "{summary}");
+    // Runs of different collectives make one baseline; runs measuring the same points do not.
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .arg("--baseline")
+        .arg(&out)
+        .assert()
+        .success();
+    let twice = dir.path().join("twice.json");
+    let log = fixture("nccl-tests/two_runs_terminal.log");
+    netcheck()
+        .arg("ingest")
+        .arg(&log)
+        .arg(&log)
+        .arg("--out")
+        .arg(&twice)
+        .assert()
+        .success();
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .arg("--baseline")
+        .arg(&twice)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("which one is the baseline"));
 }
 
 #[test]
@@ -168,7 +246,7 @@ fn mpi_tagged_old_format_takes_the_op_from_the_file_name() {
 }
 
 #[test]
-fn op_flag_overrides_a_file_without_a_collective_name() {
+fn a_file_without_a_collective_name_is_read_from_its_table_and_op_overrides() {
     let dir = tempfile::tempdir().unwrap();
     let renamed = dir.path().join("output.txt");
     std::fs::copy(
@@ -177,21 +255,196 @@ fn op_flag_overrides_a_file_without_a_collective_name() {
     )
     .unwrap();
     let out = dir.path().join("r.json");
+    // redop sum, root -1, count = 1/2 of the buffer, busbw = algbw/2: reduce_scatter.
     netcheck()
         .arg("ingest")
         .arg(&renamed)
         .arg("--out")
         .arg(&out)
         .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--op"));
+        .success();
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(r["ingest"]["collective"], "reduce_scatter");
+    assert_eq!(r["ingest"]["collective_basis"][0], "table");
     netcheck()
         .arg("ingest")
         .arg(&renamed)
-        .args(["--op", "reduce_scatter", "--out"])
+        .args(["--op", "all_reduce", "--out"])
         .arg(&out)
         .assert()
-        .success();
+        .success()
+        .stderr(predicates::str::contains("does not look like all_reduce"));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(rows(&r, "all_reduce", false).len(), 5);
+    assert_eq!(r["ingest"]["collective_basis"][0], "--op");
+}
+
+#[test]
+fn the_2018_layout_is_timed_in_milliseconds() {
+    let r = ingest(&["v1_2018_all_reduce.txt"], &[]);
+    let last = *rows(&r, "all_reduce", false).last().unwrap();
+    assert_eq!(last["bytes"], 1048576);
+    assert!((last["time_us"]["mean"].as_f64().unwrap() - 276.0).abs() < 1e-6);
+    assert_eq!(last["wrong"], Value::Null, "res N/A: not checked");
+    assert_eq!(r["ingest"]["collective_basis"][0], "command-line");
+    assert_eq!(r["nccl"]["version"], "2.3");
+    assert_eq!(r["world_size"], 2);
+    assert_eq!(
+        r["ranks"][1]["pid"],
+        Value::Null,
+        "2018 rank lines have no Pid"
+    );
+}
+
+#[test]
+fn pre_2_13_all_gather_behind_srun_labels_is_told_by_its_columns() {
+    let r = ingest(&["pre213_srun.txt"], &[]);
+    assert_eq!(r["ingest"]["collective"], "all_gather");
+    assert_eq!(
+        r["ingest"]["collective_basis"],
+        serde_json::json!(["table"])
+    );
+    assert_eq!(r["world_size"], 4);
+    assert_eq!(r["hosts"].as_array().unwrap().len(), 2);
+    assert_eq!(rows(&r, "all_gather", true).len(), 4);
+    // `error` holds a maximum error, not a count of wrong elements.
+    assert_eq!(rows(&r, "all_gather", false)[0]["wrong"], Value::Null);
+    assert_eq!(r["ingest"]["avg_busbw_gbs"], 30.5);
+    assert_eq!(r["ingest"]["out_of_bounds"], 0);
+}
+
+#[test]
+fn a_docs_page_with_stripped_hashes_and_no_device_list() {
+    let r = ingest(&["docs_all_reduce.md"], &[]);
+    assert_eq!(r["ingest"]["collective"], "all_reduce");
+    // busbw/algbw = 2(n-1)/n = 1.875: 16 ranks, though no rank is listed.
+    assert_eq!(r["world_size"], 16);
+    assert_eq!(r["ingest"]["ranks_basis"], "table");
+    assert_eq!(r["hosts"].as_array().unwrap().len(), 0);
+    assert_eq!(r["started_at"], Value::Null, "never the time of ingest");
+    assert_eq!(r["status"], "complete");
+}
+
+#[test]
+fn a_terminal_log_with_two_runs_and_a_split_row() {
+    let runs = ingest(&["two_runs_terminal.log"], &[]);
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["ingest"]["collective"], "broadcast");
+    assert_eq!(runs[1]["ingest"]["collective"], "alltoall");
+    assert_eq!(runs[1]["ingest"]["run_in_file"], 2);
+    // The 16 MiB row was cut by an NCCL INFO line and continued on the next line.
+    let a2a = rows(&runs[1], "alltoall", false);
+    assert_eq!(a2a.len(), 4);
+    assert_eq!(a2a[2]["bytes"], 16777216);
+    assert_eq!(a2a[2]["busbw_gbs"], 11.15);
+    assert_eq!(rows(&runs[1], "alltoall", true)[2]["wrong"], Value::Null);
+}
+
+#[test]
+fn per_iteration_columns_and_an_empty_redop() {
+    let r = ingest(&["per_iter_gather_2_19.txt"], &[]);
+    let first = rows(&r, "gather", false)[0];
+    let t = &first["time_us"];
+    assert!(t["min"].as_f64().unwrap() < t["mean"].as_f64().unwrap());
+    assert!(t["p99"].as_f64().unwrap() > t["mean"].as_f64().unwrap());
+    assert_eq!(r["ingest"]["nccl_tests_version"], "2.19.6");
+    assert_eq!(r["nccl"]["version"], "2.28.9");
+    let r = ingest(&["hypercube_empty_redop.txt"], &[]);
+    assert_eq!(r["ingest"]["collective"], "hypercube");
+    assert_eq!(rows(&r, "hypercube", false).len(), 2);
+}
+
+#[test]
+fn a_failed_run_without_rows_is_a_failed_record_and_a_template_is_bad_input() {
+    let r = ingest(&["failed_before_rows.txt"], &[]);
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["ingest"]["collective"], "all_gather");
+    assert_eq!(r["ingest"]["collective_basis"][0], "failure-location");
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("Test NCCL failure")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    netcheck()
+        .arg("ingest")
+        .arg(fixture("nccl-tests/template_placeholders.txt"))
+        .arg("--out")
+        .arg(dir.path().join("r.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("placeholders such as `XXX.XX`"));
+}
+
+mod props {
+    use netcheck::ingest::{Input, ingest};
+    use proptest::prelude::*;
+
+    /// Pieces of nccl-tests lines and their wrappers, cut at odd places.
+    const PIECES: &[&str] = &[
+        "# ",
+        "#",
+        " 0: ",
+        "[1,0]<stdout>:",
+        "run(), common.cu:967, ",
+        "host-1: ",
+        "    ",
+        "nThread 1 nGpus 1 minBytes 8 maxBytes 1024 ",
+        "size count type redop root time algbw busbw #wrong time algbw busbw #wrong",
+        "bytes N type op time algbw busbw res",
+        "size count type time algbw busbw error",
+        "   1024   256  float  sum  -1  ",
+        "  0  0  float ",
+        "none",
+        "-1",
+        "N/A",
+        "XXX.XX",
+        "12.5 ",
+        "0.00 ",
+        "1e+00 ",
+        "18446744073709551616 ",
+        "-3 ",
+        "Rank  0 Group  0 Pid 1 on h device  0 [0x01] GPU",
+        "Collective test starting: ",
+        "all_reduce_perf",
+        "scatter",
+        "Out of bounds values : ",
+        "Avg bus bandwidth : ",
+        "Test NCCL failure x.cu:1",
+        "NCCL INFO ",
+        "nccl-tests version 2.19.6 nccl-library=",
+        "{",
+        "\"results\": [",
+        "\n",
+        "\r\n",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Arbitrary bytes: parsed or refused as bad input, never a panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
+            let input = Input { origin: "x".into(), text: String::from_utf8_lossy(&bytes).into() };
+            if let Err(e) = ingest(&[input], None, None) {
+                prop_assert_eq!(e.exit_code(), netcheck::exit::BAD_INPUT);
+            }
+        }
+
+        /// Spliced nccl-tests pieces reach the table and collective rules far more often.
+        #[test]
+        fn spliced_nccl_tests_text_never_panics(
+            parts in prop::collection::vec(prop::sample::select(PIECES.to_vec()), 0..120),
+            op in prop::option::of(prop::sample::select(vec!["all_gather", "hypercube", "nope"])),
+        ) {
+            let input = Input { origin: "y.txt".into(), text: parts.concat() };
+            if let Err(e) = ingest(&[input], op, None) {
+                prop_assert_eq!(e.exit_code(), netcheck::exit::BAD_INPUT);
+            }
+        }
+    }
 }
 
 #[test]
@@ -268,7 +521,7 @@ fn gzip_and_stdin_inputs() {
         .assert()
         .success();
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(rows(&r, "reduce_scatter", false).len(), 9);
+    assert_eq!(rows(&r[1], "reduce_scatter", false).len(), 9);
 }
 
 #[test]
@@ -314,4 +567,64 @@ fn bad_input_exits_2_naming_the_file() {
         .code(2)
         .stderr(predicates::str::contains("results[0].count"));
     assert!(!out.exists(), "nothing written on bad input");
+}
+
+#[test]
+fn unknown_wrappers_and_the_times_the_file_prints() {
+    // docker compose's `name  | ` and `kubectl logs --timestamps`, and nccl-tests' `-t` column.
+    let text = "\
+worker-1  | # nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+worker-1  | #  Rank  0 Group  0 Pid   1000 on      node1 device  0 [0000:01:00] NVIDIA H100
+worker-1  | #  Rank  1 Group  0 Pid   1001 on      node1 device  1 [0000:02:00] NVIDIA H100
+worker-1  | #       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong      timestamp
+worker-1  |      1048576        262144     float     sum      -1    20.00   52.43   52.43       0    20.00   52.43   52.43       0  2026-11-30 10:00:02
+worker-1  |      4194304       1048576     float     sum      -1    40.00  104.86  104.86       0    40.00  104.86  104.86       0  2026-11-30 10:00:03
+worker-1  | # Out of bounds values : 0 OK
+";
+    let stamped: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("2026-12-01T08:00:0{i}.5Z {}\n", &l[12..]))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, started) in [
+        ("compose.txt", text.to_string(), "2026-11-30T10:00:02"),
+        ("kubectl.txt", stamped, "2026-12-01T08:00:00.5Z"),
+    ] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, body).unwrap();
+        let out = dir.path().join("r.json");
+        netcheck()
+            .arg("ingest")
+            .arg(&file)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(rows(&r, "all_reduce", true).len(), 2, "{name}");
+        assert_eq!(r["world_size"], 2, "{name}");
+        assert_eq!(r["started_at"], started, "{name}");
+    }
+}
+
+#[test]
+fn a_run_that_failed_before_measuring_fails_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    netcheck()
+        .arg("ingest")
+        .arg(fixture("nccl-tests/failed_before_rows.txt"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    netcheck()
+        .arg("gate")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "Test NCCL failure all_gather.cu:52",
+        ));
 }

@@ -120,7 +120,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
 }
 
 fn write_report(results: &Path, dir: &Path) -> Result<()> {
-    let run = crate::report::load_run(results)?;
+    let run = crate::results::load_run(results)?;
     let mut doc = crate::report::Document::new(vec![run]);
     doc.config = crate::report::load_config(None, None)?;
     let exporters = crate::report::report_exporters(&doc);

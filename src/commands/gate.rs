@@ -6,10 +6,11 @@ use crate::config::ByteSize;
 use crate::error::{Outcome, Result};
 use crate::gate::{self, GateInput};
 use crate::report::{self, Document, Exporter};
+use crate::results;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The results.json to judge.
+    /// The results.json to judge (every run in it, when `ingest` wrote several).
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
     /// Bench config with thresholds and expectations (default: the one the run carries).
@@ -48,33 +49,53 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     super::report::check_tolerance(args.tolerance)?;
-    let run = report::load_run(&args.results)?;
-    let baseline = args.baseline.as_deref().map(report::load_run).transpose()?;
+    let mut runs = results::load_runs(&args.results)?;
+    results::distinct_labels(&mut runs);
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(results::load_baseline)
+        .transpose()?;
     let mut config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
     if config.is_none()
-        && let Some(carried) = report::model::embedded_config(&run.record)
+        && let Some(carried) = runs
+            .first()
+            .and_then(|r| report::model::embedded_config(&r.record))
     {
         eprintln!(
             "gate: using the thresholds and expectations {} was run with",
-            run.origin
+            runs[0].origin
         );
         config = Some(carried);
     }
-    let verdict = gate::evaluate(&GateInput {
-        record: &run.record,
-        origin: &run.origin,
-        config: config.as_ref(),
-        baseline: baseline.as_ref().map(|b| &b.record),
-        tolerance_pct: args.tolerance,
-        baseline_min_bytes: args.baseline_from.map(|b| b.0),
-        expect_transport: args.expect.clone(),
-    });
+    let records: Vec<&crate::results::RunRecord> = runs.iter().map(|r| &r.record).collect();
+    let verdict = gate::combine(
+        runs.iter()
+            .enumerate()
+            .map(|(i, run)| {
+                let share = baseline.as_ref().map(|b| match runs.len() {
+                    1 => b.record.clone(),
+                    _ => gate::baseline_share(&b.record, &records, i),
+                });
+                let verdict = gate::evaluate(&GateInput {
+                    record: &run.record,
+                    origin: &run.origin,
+                    config: config.as_ref(),
+                    baseline: share.as_ref(),
+                    tolerance_pct: args.tolerance,
+                    baseline_min_bytes: args.baseline_from.map(|b| b.0),
+                    expect_transport: args.expect.clone(),
+                });
+                (run.label.clone(), verdict)
+            })
+            .collect(),
+    );
     print_summary(&verdict);
     let outcome = match verdict.verdict {
         gate::Outcome::Fail => Outcome::Fail,
         _ => Outcome::Pass,
     };
-    let mut doc = Document::new(vec![run]);
+    let mut doc = Document::new(runs);
     doc.baseline = baseline;
     doc.config = config;
     doc.tolerance_pct = args.tolerance;

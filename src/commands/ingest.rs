@@ -12,11 +12,16 @@ pub struct Args {
     /// `.gz` files are read too, `-` reads stdin.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Where to write the RunRecord.
+    /// Where to write the RunRecord; a JSON list of records when the inputs hold several runs
+    /// (several nccl-tests runs in one log, or unrelated files).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// The collective, for text output that does not name it (old nccl-tests versions).
-    #[arg(long, value_name = "OP")]
+    /// The collective of every run, overriding what the output shows or implies (old
+    /// nccl-tests text without a `Collective test starting` line is read without it).
+    #[arg(long, value_name = "OP", value_parser = [
+        "all_reduce", "all_gather", "reduce_scatter", "alltoall", "alltoallv", "broadcast",
+        "reduce", "gather", "scatter", "sendrecv", "hypercube",
+    ])]
     pub op: Option<String>,
     /// The inter-node transport that must have been used, for the analysis of the NCCL_DEBUG
     /// lines in the output (as `netcheck analyze --expect`).
@@ -34,22 +39,25 @@ pub fn run(args: Args) -> Result<Outcome> {
         .iter()
         .map(|path| read_input(path))
         .collect::<Result<Vec<_>>>()?;
-    let mut record = ingest::ingest(&inputs, args.op.as_deref(), args.expect.as_deref())?;
-    record.label = args.label;
-    for note in &record.errors {
-        eprintln!("warning: {note}");
+    let mut records = ingest::ingest(&inputs, args.op.as_deref(), args.expect.as_deref())?;
+    for record in &mut records {
+        if let Some(label) = &args.label {
+            record.label = Some(match record.label.take() {
+                Some(run) => format!("{label} ({run})"),
+                None => label.clone(),
+            });
+        }
+        for note in &record.errors {
+            eprintln!("warning: {note}");
+        }
     }
-    record.save(&args.out)?;
-    let ops: std::collections::BTreeSet<&str> = record.rows.iter().map(|r| r.op.as_str()).collect();
-    eprintln!(
-        "wrote {} ({} rows: {}; {} ranks on {} hosts; status {})",
-        args.out.display(),
-        record.rows.len(),
-        ops.into_iter().collect::<Vec<_>>().join(", "),
-        record.world_size.map_or("?".into(), |n| n.to_string()),
-        record.hosts.len(),
-        format!("{:?}", record.status).to_lowercase(),
-    );
+    crate::results::RunRecord::save_all(&records, &args.out)?;
+    if records.len() > 1 {
+        eprintln!("wrote {} ({} runs)", args.out.display(), records.len());
+    }
+    for record in &records {
+        eprintln!("{}", ingest::summary(record, records.len() == 1, &args.out));
+    }
     Ok(Outcome::Pass)
 }
 

@@ -31,13 +31,16 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     check_tolerance(args.tolerance)?;
-    let runs = args
-        .results
-        .iter()
-        .map(|p| report::load_run(p))
-        .collect::<Result<Vec<_>>>()?;
+    let mut runs = Vec::new();
+    for path in &args.results {
+        runs.extend(crate::results::load_runs(path)?);
+    }
     let mut doc = Document::new(runs);
-    doc.baseline = args.baseline.as_deref().map(report::load_run).transpose()?;
+    doc.baseline = args
+        .baseline
+        .as_deref()
+        .map(crate::results::load_baseline)
+        .transpose()?;
     doc.config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
     doc.tolerance_pct = args.tolerance;
     let exporters = report::report_exporters(&doc);

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Case, Check, CheckKind, GateInput, num, pct};
 use crate::config::{Threshold, format_bytes};
-use crate::report::model::median;
+use crate::results::rows::median;
 use crate::results::{ResultRow, RunRecord, TimeStats};
 
 /// The measured point a curve case is about.
@@ -43,7 +43,7 @@ impl Point {
 /// Every row the gate judges, with its pair or group: the record's own rows and each pair's,
 /// once.
 pub fn judged_rows(record: &RunRecord) -> Vec<(Option<&str>, &ResultRow)> {
-    crate::report::model::grouped_rows(record)
+    crate::results::rows::grouped_rows(record)
 }
 
 pub fn cases(input: &GateInput) -> Vec<Case> {

@@ -178,6 +178,63 @@ pub fn evaluate(input: &GateInput) -> GateReport {
     }
 }
 
+/// The part of a baseline that run `index` of several (one results file) is compared with:
+/// the collectives that run measured. Collectives no run measured stay with the first run, so
+/// their absence is reported once, not once per run.
+pub fn baseline_share(baseline: &RunRecord, runs: &[&RunRecord], index: usize) -> RunRecord {
+    let ops = |r: &RunRecord| -> std::collections::BTreeSet<String> {
+        crate::results::rows::all_rows(r)
+            .map(|row| row.op.clone())
+            .collect()
+    };
+    let mine = ops(runs[index]);
+    let anyone: std::collections::BTreeSet<String> = runs.iter().flat_map(|r| ops(r)).collect();
+    let keep = |op: &str| mine.contains(op) || (index == 0 && !anyone.contains(op));
+    let mut share = baseline.clone();
+    share.rows.retain(|r| keep(&r.op));
+    for pair in &mut share.pairs {
+        pair.rows.retain(|r| keep(&r.op));
+    }
+    share
+}
+
+/// One verdict for several runs of one results file (e.g. the runs `ingest` found in one
+/// nccl-tests log): every run's cases, named after their run, and fail if any run fails.
+pub fn combine(reports: Vec<(String, GateReport)>) -> GateReport {
+    if reports.len() == 1 {
+        return reports.into_iter().next().expect("one report").1;
+    }
+    let tolerance_pct = reports.first().map_or(10.0, |(_, r)| r.tolerance_pct);
+    let cases: Vec<Case> = reports
+        .into_iter()
+        .flat_map(|(label, report)| {
+            report.cases.into_iter().map(move |mut case| {
+                case.name = format!("{label}: {}", case.name);
+                case
+            })
+        })
+        .collect();
+    let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
+    let (passed, failed, skipped) = (
+        count(Outcome::Pass),
+        count(Outcome::Fail),
+        count(Outcome::Skip),
+    );
+    GateReport {
+        schema: GATE_SCHEMA,
+        verdict: if failed > 0 {
+            Outcome::Fail
+        } else {
+            Outcome::Pass
+        },
+        passed,
+        failed,
+        skipped,
+        tolerance_pct,
+        cases,
+    }
+}
+
 /// The expected transport: the flag, else the config's, ignoring `any`.
 fn expected_transport(input: &GateInput) -> Option<String> {
     input

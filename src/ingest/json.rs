@@ -51,11 +51,28 @@ pub fn parse(text: &str, origin: &str) -> Result<Section> {
     };
     let config = obj.get("config");
     let mut section = Section {
-        op: obj
-            .get("args")
-            .and_then(|a| a.get(0))
-            .and_then(Value::as_str)
-            .and_then(op_from_binary),
+        hints: super::collective::Hints {
+            explicit: obj
+                .get("args")
+                .and_then(|a| a.get(0))
+                .and_then(Value::as_str)
+                .and_then(op_from_binary)
+                .map(|op| (op, "json-args")),
+            ..Default::default()
+        },
+        layout: super::Layout {
+            has_redop: true,
+            has_root: true,
+            v1: false,
+        },
+        avg_busbw: obj
+            .get("average_bus_bandwidth")
+            .and_then(|a| a.get("bandwidth"))
+            .and_then(Value::as_f64),
+        out_of_bounds: obj
+            .get("out_of_bounds")
+            .and_then(|o| o.get("count"))
+            .and_then(Value::as_u64),
         tests_version: None,
         nccl_version: obj
             .get("nccl_version")
@@ -77,6 +94,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Section> {
             .map(|n| n as u32),
         devices: devices(config.and_then(|c| c.get("devices"))),
         complete: !repaired && obj.contains_key("end_time"),
+        json: true,
         ..Default::default()
     };
     for (i, result) in results.iter().enumerate() {
@@ -125,31 +143,44 @@ fn point(result: &Value) -> std::result::Result<Point, &'static str> {
         redop: result
             .get("redop")
             .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|r| !r.is_empty() && *r != "none")
-            .map(str::to_string),
-        out_of_place: match result.get("out_of_place") {
-            Some(m) => Some(measure(m).ok_or("out_of_place.time")?),
+            .map(|r| r.trim().to_string()),
+        root: match result.get("root") {
+            Some(Value::String(r)) => r.trim().parse().ok(),
+            Some(v) => v.as_i64(),
             None => None,
         },
+        out_of_place: match result.get("out_of_place") {
+            Some(Value::Null) | None => None,
+            Some(m) => {
+                Some(measure(m, result.get("out_of_place_per_iter")).ok_or("out_of_place.time")?)
+            }
+        },
         in_place: match result.get("in_place") {
-            Some(m) => Some(measure(m).ok_or("in_place.time")?),
-            None => None,
+            Some(Value::Null) | None => None,
+            Some(m) => Some(measure(m, result.get("in_place_per_iter")).ok_or("in_place.time")?),
         },
     })
 }
 
-/// `None` when the mean time is missing.
-fn measure(m: &Value) -> Option<Measure> {
+/// `None` when the mean time is missing. `per_iter` is `-I`'s `*_per_iter` object (2.19:
+/// `min_us`, `p50_us`, `p99_us`, `max_us`).
+fn measure(m: &Value, per_iter: Option<&Value>) -> Option<Measure> {
     let f = |name: &str| {
         m.get(name)
             .and_then(Value::as_f64)
             .filter(|v| v.is_finite())
     };
-    let (min, p50, p99, max) = percentiles(m);
+    let (min, p50, p99, max) = match per_iter {
+        Some(p) if p.get("p50_us").is_some() => {
+            let g = |n: &str| p.get(n).and_then(Value::as_f64).filter(|v| v.is_finite());
+            (g("min_us"), g("p50_us"), g("p99_us"), g("max_us"))
+        }
+        _ => percentiles(m),
+    };
     Some(Measure {
+        checked: Some(m.get("nwrong").is_some_and(Value::is_number)),
         time_us: TimeStats {
-            mean: f("time")?,
+            mean: f("time").or_else(|| f("cpu_time"))?,
             min,
             p50,
             p99,

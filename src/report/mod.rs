@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{BenchConfig, Hardware};
 use crate::error::{Error, Result};
 use crate::gate::GateReport;
-use crate::results::RunRecord;
+pub use crate::results::Run;
 
 pub use html::Html;
 pub use json::Json;
@@ -28,29 +28,6 @@ pub use junit::Junit;
 pub use markdown::Markdown;
 pub use plot::{Image, Plot, PlotKind};
 pub use prom::Prometheus;
-
-/// A results file and the name it goes by in the report.
-#[derive(Debug, Clone)]
-pub struct Run {
-    pub label: String,
-    pub origin: String,
-    pub record: RunRecord,
-}
-
-impl Run {
-    /// Labels a run by its record's label, else the file name without `.json`.
-    pub fn new(record: RunRecord, origin: &str) -> Run {
-        let stem = Path::new(origin)
-            .file_name()
-            .map(|f| f.to_string_lossy().trim_end_matches(".json").to_string())
-            .unwrap_or_else(|| origin.to_string());
-        Run {
-            label: record.label.clone().unwrap_or(stem),
-            origin: origin.to_string(),
-            record,
-        }
-    }
-}
 
 /// Everything a report shows.
 pub struct Document {
@@ -68,7 +45,7 @@ pub struct Document {
 impl Document {
     pub fn new(runs: Vec<Run>) -> Document {
         let mut runs = runs;
-        disambiguate_labels(&mut runs);
+        crate::results::distinct_labels(&mut runs);
         Document {
             runs,
             baseline: None,
@@ -99,15 +76,6 @@ impl Document {
     /// The run's hardware ceiling, when hardware and node count are known.
     pub fn ceiling(&self, run: &Run) -> Option<model::Ceiling> {
         model::ceiling(&self.hardware(run)?, model::nodes_of(&run.record))
-    }
-}
-
-fn disambiguate_labels(runs: &mut [Run]) {
-    for i in 0..runs.len() {
-        let taken = runs[..i].iter().any(|r| r.label == runs[i].label);
-        if taken {
-            runs[i].label = format!("{} ({})", runs[i].label, i + 1);
-        }
     }
 }
 
@@ -181,26 +149,6 @@ impl Document {
     }
 }
 
-/// Loads a results file for a report or the gate: valid JSON of this schema with at least one
-/// result row (its own or a pair's); errors name the file and the field.
-pub fn load_run(path: &Path) -> Result<Run> {
-    let record = RunRecord::load(path)?;
-    let origin = path.display().to_string();
-    if model::all_rows(&record).next().is_none() {
-        let failed_pairs = record.pairs.iter().filter(|p| p.status != "pass").count();
-        return Err(Error::BadInput {
-            what: format!("{origin}: rows"),
-            message: if failed_pairs > 0 {
-                format!("no result rows ({failed_pairs} pairs failed before measuring anything)")
-            } else {
-                "no result rows: nothing was measured".into()
-            },
-            hint: Some("check the run's `errors` and `status` fields, then run it again".into()),
-        });
-    }
-    Ok(Run::new(record, &origin))
-}
-
 /// The bench config from `--config FILE` or `--profile NAME` (at most one of them).
 pub fn load_config(file: Option<&Path>, profile: Option<&str>) -> Result<Option<BenchConfig>> {
     match (file, profile) {
@@ -216,7 +164,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::results::{PairResult, ResultRow, TimeStats};
+    use crate::results::{PairResult, ResultRow, RunRecord, TimeStats};
 
     fn row() -> impl Strategy<Value = ResultRow> {
         (

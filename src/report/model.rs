@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::{BenchConfig, Hardware};
+use crate::results::rows::{all_rows, median};
 use crate::results::{ResultRow, RunRecord, TimeStats};
 
 /// One curve: a run's op × dtype × placement over the sizes it measured.
@@ -42,29 +43,6 @@ impl Series {
     pub fn at(&self, bytes: u64) -> Option<&SeriesPoint> {
         self.points.iter().find(|p| p.bytes == bytes)
     }
-}
-
-/// Every row of a record once, with its pair or group. `launch` may copy each pair's rows to
-/// the top level tagged with the pair's name; a pair's own rows count only when the top level
-/// does not carry them already.
-pub fn grouped_rows(record: &RunRecord) -> Vec<(Option<&str>, &ResultRow)> {
-    let copied: std::collections::BTreeSet<&str> = record
-        .rows
-        .iter()
-        .filter_map(|r| r.group.as_deref())
-        .collect();
-    let own = record.rows.iter().map(|r| (r.group.as_deref(), r));
-    let pairs = record
-        .pairs
-        .iter()
-        .filter(|p| !copied.contains(p.name.as_str()))
-        .flat_map(|p| p.rows.iter().map(move |r| (Some(p.name.as_str()), r)));
-    own.chain(pairs).collect()
-}
-
-/// Every row of a record once (see [`grouped_rows`]).
-pub fn all_rows(record: &RunRecord) -> impl Iterator<Item = &ResultRow> {
-    grouped_rows(record).into_iter().map(|(_, r)| r)
 }
 
 /// The record's curves, ordered by op, dtype, out-of-place before in-place.
@@ -117,19 +95,6 @@ fn aggregate(bytes: u64, rows: &[&ResultRow]) -> SeriesPoint {
         },
         wrong: rows.iter().filter_map(|r| r.wrong).reduce(|a, b| a + b),
     }
-}
-
-pub fn median(mut values: Vec<f64>) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    Some(if values.len().is_multiple_of(2) {
-        (values[mid - 1] + values[mid]) / 2.0
-    } else {
-        values[mid]
-    })
 }
 
 /// How many nodes took part: the log analysis says, else the distinct hosts, else the largest
@@ -212,6 +177,7 @@ mod tests {
 
     #[test]
     fn rows_copied_to_the_top_level_count_once() {
+        use crate::results::rows::grouped_rows;
         use crate::results::{PairResult, TimeStats};
         let row = |group: Option<&str>| ResultRow {
             op: "all_gather".into(),

@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::model::all_rows;
 use super::{Document, Exporter};
 use crate::error::Result;
 use crate::gate::Outcome;
 use crate::results::ResultRow;
+use crate::results::rows::all_rows;
 
 pub struct Prometheus;
 
@@ -120,7 +120,12 @@ impl Exporter for Prometheus {
             "Start of the run, Unix time.",
         );
         for run in &doc.runs {
-            if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&run.record.started_at) {
+            if let Some(Ok(t)) = run
+                .record
+                .started_at
+                .as_deref()
+                .map(chrono::DateTime::parse_from_rfc3339)
+            {
                 sample(
                     &mut out,
                     "netcheck_run_timestamp_seconds",

@@ -109,7 +109,7 @@ fn runs(doc: &Document, out: &mut Vec<Block>) {
             format!("{}{role}", run.label),
             r.source.clone(),
             format!("{:?}", r.status).to_lowercase(),
-            r.started_at.clone(),
+            r.started_at.clone().unwrap_or_else(|| "?".into()),
             r.world_size.map_or("?".into(), |n| n.to_string()),
             nodes_of(r).map_or("?".into(), |n| n.to_string()),
             gpus.join(", "),

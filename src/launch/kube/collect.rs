@@ -342,7 +342,7 @@ pub struct RunSummary<'a> {
 /// row tagged with its pair, a verdict per node.
 pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
     let mut record = RunRecord::new("launch");
-    record.started_at = summary.started_at;
+    record.started_at = Some(summary.started_at);
     record.finished_at = Some(crate::results::now_rfc3339());
     record.status = summary.status;
     record.label = Some(summary.label);

@@ -10,8 +10,9 @@ use plotters::prelude::*;
 use super::DrawResult;
 use super::style::{self, font};
 use crate::report::Document;
-use crate::report::model::{median, size_label};
+use crate::report::model::size_label;
 use crate::results::RunRecord;
+use crate::results::rows::median;
 
 const FAILED: RGBColor = RGBColor(200, 30, 30);
 const MISSING: RGBColor = RGBColor(235, 235, 235);

@@ -70,11 +70,11 @@ pub fn kinds(doc: &Document) -> Vec<PlotKind> {
     let has_rows = doc
         .runs
         .iter()
-        .any(|r| super::model::all_rows(&r.record).next().is_some());
+        .any(|r| crate::results::rows::all_rows(&r.record).next().is_some());
     // One rank moves nothing between GPUs: its bus bandwidth is 0 by definition, and a plot
     // of zeros says nothing (the time plot still does).
     let has_bandwidth = doc.runs.iter().any(|r| {
-        super::model::all_rows(&r.record).any(|row| row.busbw_gbs.is_some_and(|b| b > 0.0))
+        crate::results::rows::all_rows(&r.record).any(|row| row.busbw_gbs.is_some_and(|b| b > 0.0))
     });
     let mut kinds = Vec::new();
     if has_bandwidth {

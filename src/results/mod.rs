@@ -11,6 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::logscan::Analysis;
 
+mod load;
+pub mod rows;
+
+pub use load::{Run, distinct_labels, load_baseline, load_run, load_runs};
+
 pub const RESULTS_SCHEMA: &str = "netcheck.results.v1";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -22,7 +27,10 @@ pub struct RunRecord {
     /// Free text naming this run in reports (profile name, cluster, ...).
     #[serde(default)]
     pub label: Option<String>,
-    pub started_at: String,
+    /// When the benchmark started; absent when the input did not say (an ingested text
+    /// output without timestamps), never the time it was read.
+    #[serde(default)]
+    pub started_at: Option<String>,
     #[serde(default)]
     pub finished_at: Option<String>,
     pub status: RunStatus,
@@ -58,6 +66,50 @@ pub struct RunRecord {
     /// Problems met while running that did not stop the run (a failed pair, ...).
     #[serde(default)]
     pub errors: Vec<String>,
+    /// What `ingest` read from an nccl-tests output that has no other place in the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest: Option<IngestInfo>,
+}
+
+/// The facts of an ingested nccl-tests output: where it came from, what the file printed
+/// beside the table, and how the collective was determined.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct IngestInfo {
+    /// The input file(s) and, for a file holding several runs, which one (1-based).
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub run_in_file: Option<u32>,
+    /// `nccl-tests version 2.17.6`, when printed.
+    #[serde(default)]
+    pub nccl_tests_version: Option<String>,
+    /// The collective, and what decided it: `--op`, `collective-line`, `json-args`,
+    /// `command-line`, `failure-location`, `file-name`, `table`, `text-mention`, or
+    /// `table-ambiguous` (the first of `candidates`, with a warning).
+    #[serde(default)]
+    pub collective: Option<String>,
+    #[serde(default)]
+    pub collective_basis: Vec<String>,
+    /// Every collective the table is consistent with, when more than one is.
+    #[serde(default)]
+    pub candidates: Vec<String>,
+    #[serde(default)]
+    pub dtypes: Vec<String>,
+    #[serde(default)]
+    pub redops: Vec<String>,
+    /// The footer: `# Avg bus bandwidth : X` and `# Out of bounds values : N OK|FAILED`.
+    #[serde(default)]
+    pub avg_busbw_gbs: Option<f64>,
+    #[serde(default)]
+    pub out_of_bounds: Option<u64>,
+    /// Ranks shown in the device list, and the rank count the table implies (they differ
+    /// when the list is cut or a process drives several GPUs).
+    #[serde(default)]
+    pub listed_ranks: u32,
+    #[serde(default)]
+    pub ranks_basis: Option<String>,
+    /// What the reader noticed (repaired rows, ambiguities, contradictions).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -209,7 +261,9 @@ pub fn bus_factor(op: &str, nranks: u32) -> f64 {
     let n = nranks as f64;
     match op {
         "all_reduce" => 2.0 * (n - 1.0) / n,
-        "all_gather" | "reduce_scatter" | "alltoall" => (n - 1.0) / n,
+        "all_gather" | "reduce_scatter" | "alltoall" | "alltoallv" | "gather" | "scatter" => {
+            (n - 1.0) / n
+        }
         _ => 1.0,
     }
 }
@@ -287,7 +341,7 @@ impl RunRecord {
             tool: ToolInfo::this(),
             source: source.into(),
             label: None,
-            started_at: now_rfc3339(),
+            started_at: Some(now_rfc3339()),
             finished_at: None,
             status: RunStatus::Complete,
             world_size: None,
@@ -303,6 +357,7 @@ impl RunRecord {
             fabric: None,
             counters: None,
             errors: vec![],
+            ingest: None,
         }
     }
 
@@ -310,6 +365,27 @@ impl RunRecord {
     pub fn load(path: &Path) -> Result<RunRecord> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
         Self::parse(&text, &path.display().to_string())
+    }
+
+    /// The records of a results file: one object, or a list of them (several runs).
+    pub fn parse_all(text: &str, origin: &str) -> Result<Vec<RunRecord>> {
+        if text.trim_start().starts_with('[') {
+            let values: Vec<serde_json::Value> =
+                serde_json::from_str(text).map_err(|e| Error::BadInput {
+                    what: origin.into(),
+                    message: format!("not valid JSON ({e})"),
+                    hint: Some(
+                        "pass a results.json written by `netcheck run`, `launch` or `ingest`"
+                            .into(),
+                    ),
+                })?;
+            return values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| Self::parse(&v.to_string(), &format!("{origin}[{i}]")))
+                .collect();
+        }
+        Self::parse(text, origin).map(|r| vec![r])
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<RunRecord> {
@@ -342,11 +418,27 @@ impl RunRecord {
 
     /// Writes `results.json` atomically (write to a temporary file, then rename).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(self).expect("RunRecord serializes");
-        std::fs::write(&tmp, text + "\n").map_err(|e| Error::write(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+        write_atomically(path, &text)
     }
+
+    /// Writes several runs: one record as a plain object (what every reader expects), more
+    /// as a JSON list of records.
+    pub fn save_all(records: &[RunRecord], path: &Path) -> Result<()> {
+        match records {
+            [one] => one.save(path),
+            many => {
+                let text = serde_json::to_string_pretty(many).expect("RunRecord serializes");
+                write_atomically(path, &text)
+            }
+        }
+    }
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, format!("{text}\n")).map_err(|e| Error::write(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
 }
 
 /// Appends rows to `results.jsonl` as they finish and flushes each one.
