@@ -340,12 +340,11 @@ impl RunRecord {
         serde_json::from_value(value).map_err(|e| Error::bad_input(origin, format!("{e}")))
     }
 
-    /// Writes `results.json` atomically (write to a temporary file, then rename).
+    /// Writes `results.json` through `crate::output::write_file`: atomically for a regular
+    /// file, through for a device or FIFO, `-` for stdout.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(self).expect("RunRecord serializes");
-        std::fs::write(&tmp, text + "\n").map_err(|e| Error::write(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+        crate::output::write_file(path, (text + "\n").as_bytes())
     }
 }
 

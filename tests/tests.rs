@@ -15,5 +15,6 @@ mod launch_fake;
 mod launch_flow;
 mod launch_manifest;
 mod launch_plan;
+mod outputs;
 mod rendezvous;
 mod report;

@@ -34,6 +34,7 @@ struct LaunchFlags {
 }
 
 pub fn run(mut args: Args) -> Result<Outcome> {
+    crate::output::folder_not_stdout("--out", args.run.out.as_deref())?;
     let out = args.run.out.clone().unwrap_or_else(|| {
         PathBuf::from("reports").join(format!(
             "check-{}",
@@ -55,7 +56,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
     });
     let doctor_path = out.join("doctor.json");
     let text = serde_json::to_string_pretty(&doctor_report).expect("doctor reports serialize");
-    std::fs::write(&doctor_path, text + "\n").map_err(|e| Error::write(&doctor_path, e))?;
+    crate::output::write_file(&doctor_path, (text + "\n").as_bytes())?;
     let doctor_problems: Vec<String> = doctor_report
         .checks
         .iter()

@@ -32,10 +32,10 @@ pub struct Args {
     #[arg(long, value_name = "TRANSPORT",
           value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
     pub expect: Option<String>,
-    /// Write a JUnit XML file (a testcase per op×size and per expectation).
+    /// Write a JUnit XML file (a testcase per op×size and per expectation; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write a Prometheus textfile (for node_exporter's textfile collector).
+    /// Write a Prometheus textfile (for node_exporter's textfile collector; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub prom: Option<PathBuf>,
     /// Write a Markdown summary (`-` for stdout, e.g. `>> "$GITHUB_STEP_SUMMARY"`).
@@ -48,6 +48,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     super::report::check_tolerance(args.tolerance)?;
+    crate::output::at_most_one_stdout([
+        ("--junit", args.junit.as_deref()),
+        ("--prom", args.prom.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+        ("--json", args.json.as_deref()),
+    ])?;
     let run = report::load_run(&args.results)?;
     let baseline = args.baseline.as_deref().map(report::load_run).transpose()?;
     let mut config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;

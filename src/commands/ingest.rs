@@ -12,7 +12,8 @@ pub struct Args {
     /// `.gz` files are read too, `-` reads stdin.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Where to write the RunRecord.
+    /// Where to write the RunRecord (`-` for stdout). A regular file is replaced atomically;
+    /// a device or FIFO is written through; a symbolic link is followed.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// The collective, for text output that does not name it (old nccl-tests versions).
@@ -41,9 +42,14 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     record.save(&args.out)?;
     let ops: std::collections::BTreeSet<&str> = record.rows.iter().map(|r| r.op.as_str()).collect();
+    let written = if crate::output::is_stdio(&args.out) {
+        "the record to stdout".to_string()
+    } else {
+        args.out.display().to_string()
+    };
     eprintln!(
         "wrote {} ({} rows: {}; {} ranks on {} hosts; status {})",
-        args.out.display(),
+        written,
         record.rows.len(),
         ops.into_iter().collect::<Vec<_>>().join(", "),
         record.world_size.map_or("?".into(), |n| n.to_string()),

@@ -31,6 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<Outcome> {
     check_tolerance(args.tolerance)?;
+    crate::output::folder_not_stdout("--out", Some(&args.out))?;
     let runs = args
         .results
         .iter()

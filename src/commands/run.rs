@@ -106,6 +106,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => BenchConfig::embedded_default(),
     };
     apply_flags(&mut config, &args)?;
+    crate::output::folder_not_stdout("--out", args.out.as_deref())?;
     let timeout = parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
     if args.nnodes == 0 || args.node_rank >= args.nnodes {
         return Err(Error::usage(format!(

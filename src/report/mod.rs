@@ -155,18 +155,10 @@ pub fn write_all(
         .collect()
 }
 
-/// Writes a file atomically (temporary file, then rename), so a reader such as the node
-/// exporter's textfile collector never sees half a file. `-` writes to stdout.
+/// Writes one output file the way every command does (`crate::output::write_file`): `-` is
+/// stdout, devices and FIFOs are written through, regular files replaced atomically.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        return crate::output::stdout(&String::from_utf8_lossy(bytes))
-            .map_err(|e| Error::write(path, e));
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(|e| Error::write(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+    crate::output::write_file(path, bytes)
 }
 
 impl Document {
