@@ -135,8 +135,8 @@ impl BenchConfig {
     }
 
     pub fn load(path: &Path) -> Result<BenchConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-        Self::parse(&text, &path.display().to_string())
+        let text = crate::input::read_to_string(path)?;
+        Self::parse(&text, &crate::input::origin(path))
     }
 
     /// Parses and validates; errors name `origin` and the offending field.

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit;
+pub mod input;
 pub mod output;
 
 pub mod config;

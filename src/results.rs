@@ -308,8 +308,8 @@ impl RunRecord {
 
     /// Reads and checks a results file; errors name the file and the field.
     pub fn load(path: &Path) -> Result<RunRecord> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-        Self::parse(&text, &path.display().to_string())
+        let text = crate::input::read_to_string(path)?;
+        Self::parse(&text, &crate::input::origin(path))
     }
 
     pub fn parse(text: &str, origin: &str) -> Result<RunRecord> {

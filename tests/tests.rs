@@ -10,6 +10,7 @@ mod fabric;
 mod fabric_check;
 mod gate;
 mod ingest;
+mod inputs;
 mod launch_cli;
 mod launch_fake;
 mod launch_flow;

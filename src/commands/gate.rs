@@ -9,7 +9,7 @@ use crate::report::{self, Document, Exporter};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The results.json to judge.
+    /// The results.json to judge (`-` reads stdin).
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
     /// Bench config with thresholds and expectations (default: the one the run carries).
@@ -19,7 +19,7 @@ pub struct Args {
     /// p4d.24xlarge, g6.12xlarge, h200x2.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Compare size by size against this results.json.
+    /// Compare size by size against this results.json (`-` reads stdin).
     #[arg(long, value_name = "RESULTS")]
     pub baseline: Option<PathBuf>,
     /// Allowed bus-bandwidth drop against the baseline, in percent.
@@ -53,6 +53,11 @@ pub fn run(args: Args) -> Result<Outcome> {
         ("--prom", args.prom.as_deref()),
         ("--markdown", args.markdown.as_deref()),
         ("--json", args.json.as_deref()),
+    ])?;
+    crate::input::at_most_one_stdin([
+        ("RESULTS", Some(args.results.as_path())),
+        ("--baseline", args.baseline.as_deref()),
+        ("--config", args.config.as_deref()),
     ])?;
     let run = report::load_run(&args.results)?;
     let baseline = args.baseline.as_deref().map(report::load_run).transpose()?;

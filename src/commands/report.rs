@@ -7,13 +7,13 @@ use crate::report::{self, Document};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// results.json files written by `run`, `launch` or `ingest`.
+    /// results.json files written by `run`, `launch` or `ingest` (`-` reads one from stdin).
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
     /// Output folder.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// A results.json to draw as the baseline.
+    /// A results.json to draw as the baseline (`-` reads stdin).
     #[arg(long, value_name = "RESULTS")]
     pub baseline: Option<PathBuf>,
     /// Bench config whose hardware facts, thresholds and published references to show
@@ -32,6 +32,15 @@ pub struct Args {
 pub fn run(args: Args) -> Result<Outcome> {
     check_tolerance(args.tolerance)?;
     crate::output::folder_not_stdout("--out", Some(&args.out))?;
+    crate::input::at_most_one_stdin(
+        args.results
+            .iter()
+            .map(|p| ("RESULTS", Some(p.as_path())))
+            .chain([
+                ("--baseline", args.baseline.as_deref()),
+                ("--config", args.config.as_deref()),
+            ]),
+    )?;
     let runs = args
         .results
         .iter()

@@ -177,7 +177,7 @@ impl Document {
 /// result row (its own or a pair's); errors name the file and the field.
 pub fn load_run(path: &Path) -> Result<Run> {
     let record = RunRecord::load(path)?;
-    let origin = path.display().to_string();
+    let origin = crate::input::origin(path);
     if model::all_rows(&record).next().is_none() {
         let failed_pairs = record.pairs.iter().filter(|p| p.status != "pass").count();
         return Err(Error::BadInput {
