@@ -72,6 +72,7 @@ struct Side {
 #[derive(Debug, Deserialize)]
 struct Endpoint {
     provider: String,
+    domain: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -299,6 +300,86 @@ fn a_wrong_token_is_refused_on_both_sides() {
         .code(2)
         .stderr(predicates::str::contains("wrong or missing token"));
     assert_eq!(server.wait().unwrap().code(), Some(2));
+}
+
+#[test]
+fn the_chosen_domain_is_the_domain_tested() {
+    if !libfabric_present() {
+        return;
+    }
+    let out = netcheck()
+        .args(["fabric", "--local", "--provider", "tcp", "--domain", "lo"])
+        .args(["--format", "json"])
+        .args([
+            "--sizes",
+            "64",
+            "--iters",
+            "10",
+            "--warmup",
+            "2",
+            "--batches",
+            "1",
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let report: Report = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report.local.endpoint.domain, "lo", "{report:?}");
+    assert_eq!(report.peer.endpoint.domain, "lo", "{report:?}");
+}
+
+#[test]
+fn a_domain_that_is_not_there_is_missing_environment() {
+    if !libfabric_present() {
+        return;
+    }
+    netcheck()
+        .args([
+            "fabric",
+            "--local",
+            "--provider",
+            "tcp",
+            "--domain",
+            "bogus0",
+        ])
+        .args([
+            "--sizes",
+            "64",
+            "--iters",
+            "10",
+            "--warmup",
+            "2",
+            "--batches",
+            "1",
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("no domain `bogus0`"))
+        .stderr(predicates::str::contains("lo"));
+}
+
+#[test]
+fn list_with_a_domain_lists_only_that_domain() {
+    if !libfabric_present() {
+        return;
+    }
+    let out = netcheck()
+        .args(["fabric", "--list", "--domain", "lo", "--format", "json"])
+        .assert()
+        .success();
+    let listing: Listing = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(!listing.entries.is_empty());
+    assert!(
+        listing.entries.iter().all(|e| e.domain == "lo"),
+        "{listing:?}"
+    );
+    netcheck()
+        .args(["fabric", "--list", "--domain", "bogus"])
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicates::str::contains("no domain `bogus`"));
 }
 
 #[test]

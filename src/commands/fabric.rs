@@ -79,7 +79,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     let lib = Arc::new(Libfabric::load()?);
     let Some(opts) = opts else {
-        let listing = info::list(&lib, args.provider.as_deref())?;
+        let listing = info::list(&lib, args.provider.as_deref(), args.domain.as_deref())?;
         let text = match args.format.as_str() {
             "json" => to_json(&listing)?,
             _ => report::listing_text(&listing),
