@@ -53,8 +53,13 @@ fn gate(doc: &Document, out: &mut Vec<Block>) {
     } else {
         "✅"
     };
+    let tolerance = if doc.baseline.is_some() {
+        format!(" (baseline tolerance {}%)", g.tolerance_pct)
+    } else {
+        String::new()
+    };
     out.push(Block::Paragraph(format!(
-        "{mark} **{}**: {} cases passed, {} failed, {} skipped (baseline tolerance {}%).",
+        "{mark} **{}**: {} cases passed, {} failed, {} skipped{tolerance}.",
         if g.verdict == Outcome::Fail {
             "fail"
         } else {
@@ -63,8 +68,13 @@ fn gate(doc: &Document, out: &mut Vec<Block>) {
         g.passed,
         g.failed,
         g.skipped,
-        g.tolerance_pct
     )));
+    out.push(Block::Paragraph(format!("Judged: {}.", g.judged.to_line())));
+    if !g.judged.bandwidth {
+        out.push(Block::Paragraph(
+            "⚠️ No bandwidth criterion (a `min_busbw_gbs` threshold or a baseline) judged this run: the verdict says nothing about speed.".into(),
+        ));
+    }
     let failures: Vec<Vec<String>> = g
         .cases
         .iter()
