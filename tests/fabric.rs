@@ -421,3 +421,65 @@ fn out_of_bounds_plans_are_usage_errors() {
             .code(2);
     }
 }
+
+/// Starts `fabric --server` on a free loopback port and waits until it listens.
+fn start_server(timeout: &str) -> std::process::Child {
+    let bin = assert_cmd::cargo::cargo_bin("netcheck");
+    let mut server = Command::new(bin)
+        .args([
+            "fabric",
+            "--server",
+            "--provider",
+            "tcp",
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .args(["--timeout", timeout])
+        .env_remove("NETCHECK_FABRIC_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    listening_address(&mut server);
+    server
+}
+
+/// Waits for a child at most `limit`; `None` when it is still running (then it is killed).
+fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> Option<i32> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn a_server_nobody_connects_to_times_out_with_124() {
+    if !libfabric_present() {
+        return;
+    }
+    let start = std::time::Instant::now();
+    let mut server = start_server("1s");
+    let code = wait_at_most(&mut server, std::time::Duration::from_secs(30));
+    assert_eq!(code, Some(124), "after {:?}", start.elapsed());
+}
+
+#[test]
+fn sigint_and_sigterm_end_a_waiting_server_with_130() {
+    if !libfabric_present() {
+        return;
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let mut server = start_server("10m");
+        // SAFETY: signalling our own child.
+        assert_eq!(unsafe { libc::kill(server.id() as i32, signal) }, 0);
+        let code = wait_at_most(&mut server, std::time::Duration::from_secs(30));
+        assert_eq!(code, Some(130), "signal {signal}");
+    }
+}
