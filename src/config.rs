@@ -242,6 +242,30 @@ impl BenchConfig {
                     format!("{hi} is smaller than min_bytes {lo}"),
                 );
             }
+            // A threshold that can never fail (min 0 GB/s, max ∞ µs) or always fails (min ∞,
+            // max ≤ 0), or that compares as false either way (NaN), is a mistake in the file.
+            for (field, value) in [
+                ("min_busbw_gbs", t.min_busbw_gbs),
+                ("max_latency_us", t.max_latency_us),
+            ] {
+                if let Some(v) = value
+                    && !(v.is_finite() && v > 0.0)
+                {
+                    return bad(
+                        &format!("threshold[{i}].{field}"),
+                        format!(
+                            "{v} is not a positive, finite number: a threshold of {v} {}",
+                            if v.is_nan() {
+                                "compares as false against every measurement"
+                            } else if (field == "min_busbw_gbs") == (v <= 0.0) {
+                                "can never fail"
+                            } else {
+                                "always fails"
+                            }
+                        ),
+                    );
+                }
+            }
             if t.min_busbw_gbs.is_none() && t.max_latency_us.is_none() {
                 return bad(
                     &format!("threshold[{i}]"),
@@ -435,6 +459,34 @@ mod tests {
             e.to_string().contains("x.toml") && e.to_string().contains("unknown unit"),
             "{e}"
         );
+        for (line, field, why) in [
+            ("min_busbw_gbs = -5", "min_busbw_gbs", "can never fail"),
+            ("min_busbw_gbs = 0", "min_busbw_gbs", "can never fail"),
+            ("min_busbw_gbs = nan", "min_busbw_gbs", "compares as false"),
+            ("min_busbw_gbs = inf", "min_busbw_gbs", "always fails"),
+            ("max_latency_us = 0", "max_latency_us", "always fails"),
+            ("max_latency_us = -1.5", "max_latency_us", "always fails"),
+            ("max_latency_us = inf", "max_latency_us", "can never fail"),
+            (
+                "max_latency_us = nan",
+                "max_latency_us",
+                "compares as false",
+            ),
+        ] {
+            let text = format!("[[threshold]]\nmin_busbw_gbs = 1\n[[threshold]]\n{line}\n");
+            let e = BenchConfig::parse(&text, "x.toml").unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("x.toml: threshold[1].{field}")),
+                "{line}: {msg}"
+            );
+            assert!(msg.contains(why), "{line}: {msg}");
+        }
+        let ok = BenchConfig::parse(
+            "[[threshold]]\nmin_busbw_gbs = 0.5\nmax_latency_us = 10\n",
+            "x.toml",
+        );
+        assert!(ok.is_ok(), "{ok:?}");
         let e = BenchConfig::parse("[sweep]\nbogus = 1\n", "x.toml").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
     }

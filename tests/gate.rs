@@ -396,3 +396,25 @@ fn baseline_flags_without_a_baseline_are_usage_errors() {
         .code(2)
         .stderr(predicates::str::contains("--baseline"));
 }
+
+#[test]
+fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, why) in [
+        ("-5", "can never fail"),
+        ("nan", "compares as false"),
+        ("inf", "always fails"),
+    ] {
+        let config = dir.path().join("bad.toml");
+        std::fs::write(&config, format!("[[threshold]]\nmin_busbw_gbs = {value}\n")).unwrap();
+        netcheck()
+            .arg("gate")
+            .arg(results("healthy.json"))
+            .arg("--config")
+            .arg(&config)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("threshold[0].min_busbw_gbs"))
+            .stderr(predicates::str::contains(why));
+    }
+}
