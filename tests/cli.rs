@@ -1,5 +1,7 @@
 //! The command-line contract: every command exists, help works, exit codes are documented.
 
+use predicates::prelude::PredicateBooleanExt;
+
 use crate::util::netcheck;
 
 #[test]
@@ -120,4 +122,27 @@ fn every_command_has_working_help() {
     ] {
         netcheck().args([cmd, "--help"]).assert().success();
     }
+}
+
+#[test]
+fn durations_are_sums_and_bits_are_not_bytes() {
+    // `1m30s` is a duration: the error is about the plan, not the timeout.
+    netcheck()
+        .args(["fabric", "--local", "--timeout", "1m30s", "--iters", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--iters"))
+        .stderr(predicates::str::contains("duration").not());
+    netcheck()
+        .args(["fabric", "--local", "--timeout", "1m30", "--iters", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("needs a unit"));
+    // `1Kb` is kilobits to a network engineer: refused, with the byte spelling.
+    netcheck()
+        .args(["fabric", "--local", "--sizes", "1Kb"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("bits"))
+        .stderr(predicates::str::contains("write 1K"));
 }
