@@ -146,3 +146,50 @@ fn durations_are_sums_and_bits_are_not_bytes() {
         .stderr(predicates::str::contains("bits"))
         .stderr(predicates::str::contains("write 1K"));
 }
+
+#[test]
+fn check_usage_errors_are_errors_not_a_fail_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .args(["--ops", "bogus"])
+        .assert()
+        .code(2)
+        .stdout(predicates::str::contains("FAIL").not())
+        .stderr(predicates::str::contains("sweep.ops"))
+        .stderr(predicates::str::contains("doctor").not());
+}
+
+#[test]
+fn check_kube_dry_run_runs_no_local_doctor() {
+    let dir = tempfile::tempdir().unwrap();
+    netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .args(["--kube", "--dry-run", "--nodes", "a,b", "--image", "img:1"])
+        .args(["--gpus-per-node", "8"])
+        .assert()
+        .stderr(predicates::str::contains("netcheck: doctor").not());
+    assert!(!dir.path().join("doctor.json").exists());
+}
+
+#[test]
+fn check_says_where_doctor_json_is() {
+    if netcheck::engine::gpu::driver_present() {
+        eprintln!("skipped: this machine has an NVIDIA driver (the check would measure)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let doctor = dir.path().join("doctor.json");
+    netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(format!(
+            "doctor: wrote {}",
+            doctor.display()
+        )));
+    assert!(doctor.exists());
+}

@@ -157,6 +157,18 @@ pub fn run(args: Args) -> Result<Outcome> {
     })
 }
 
+/// Checks the flags and the config they name the way [`run`] does, without running anything
+/// (so `check` can refuse a typo before its doctor runs).
+pub fn check_flags(args: &Args) -> Result<()> {
+    let mut config = match &args.config {
+        Some(path) => BenchConfig::load(path)?,
+        None => BenchConfig::embedded_default(),
+    };
+    apply_flags(&mut config, args)?;
+    parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
+    Ok(())
+}
+
 /// `--fabric-check`: this node's part of the pre-check, before any GPU work. `Ok(None)`: the
 /// check ran but failed (payloads came back wrong), so the run stops with exit 1.
 fn fabric_check(
