@@ -418,3 +418,38 @@ fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
             .stderr(predicates::str::contains(why));
     }
 }
+
+#[test]
+fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("netcheck.prom");
+    netcheck()
+        .arg("gate")
+        .arg(results("pairs.json"))
+        .arg("--prom")
+        .arg(&prom)
+        .assert();
+    let text = std::fs::read_to_string(&prom).unwrap();
+    check_prometheus_textfile(&text);
+    assert!(
+        text.contains(
+            "netcheck_node_passed{run=\"SYNTHETIC TEST INPUT: 8-node ring\",node=\"gpu-node-8\",verdict=\"fail\"} 0"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("node=\"gpu-node-1\",verdict=\"pass\"} 1"),
+        "{text}"
+    );
+    assert!(!text.contains("microseconds"), "{text}");
+    // 1 GiB all-gather of the first pair: 5461.865 µs mean, written as seconds.
+    assert!(
+        text.lines().any(|l| l.starts_with("netcheck_time_seconds{")
+            && l.contains("group=\"gpu-node-1+gpu-node-2\"")
+            && l.contains("bytes=\"1073741824\"")
+            && l.contains("placement=\"out_of_place\"")
+            && l.contains("stat=\"mean\"")
+            && l.ends_with(" 0.005461865")),
+        "{text}"
+    );
+}
