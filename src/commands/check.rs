@@ -62,9 +62,10 @@ pub fn run(mut args: Args) -> Result<Outcome> {
     // 1. Doctor: on this host (for --kube, the pods' nodes are checked by launch's preflight;
     //    a dry run creates nothing and measures nothing, so it checks nothing here either).
     let doctor_report = (!dry_run).then(|| {
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
         doctor::run(&Inputs {
-            paths: HostPaths::default(),
-            env: std::env::vars().collect(),
+            paths: HostPaths::from_env("/", &env),
+            env,
             require: Requirements {
                 gpu: !on_kube,
                 nccl: !on_kube,
