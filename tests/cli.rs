@@ -193,3 +193,27 @@ fn check_says_where_doctor_json_is() {
         )));
     assert!(doctor.exists());
 }
+
+#[test]
+fn version_names_the_commit() {
+    let out = netcheck().arg("--version").assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.starts_with(&format!("netcheck {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    let describe = std::process::Command::new("git")
+        .args(["describe", "--always", "--tags"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Ok(d) = describe
+        && d.status.success()
+        && std::env::var_os("NETCHECK_GIT_COMMIT").is_none()
+    {
+        let commit = String::from_utf8_lossy(&d.stdout).trim().to_string();
+        assert!(
+            text.contains(&format!("(commit {commit})")),
+            "{text} vs {commit}"
+        );
+    }
+}

@@ -163,6 +163,10 @@ fn check_report(report: &Report, mode: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn list_shows_the_tcp_provider_and_no_efa_devices_here() {
     if !libfabric_present() {
         return;
@@ -203,6 +207,10 @@ fn list_shows_the_tcp_provider_and_no_efa_devices_here() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn local_tcp_ping_pong_measures_latency_and_bandwidth_between_two_processes() {
     if !libfabric_present() {
         return;
@@ -218,6 +226,10 @@ fn local_tcp_ping_pong_measures_latency_and_bandwidth_between_two_processes() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
     if !libfabric_present() {
         return;
@@ -264,6 +276,10 @@ fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_wrong_token_is_refused_on_both_sides() {
     if !libfabric_present() {
         return;
@@ -303,6 +319,10 @@ fn a_wrong_token_is_refused_on_both_sides() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn the_chosen_domain_is_the_domain_tested() {
     if !libfabric_present() {
         return;
@@ -329,6 +349,10 @@ fn the_chosen_domain_is_the_domain_tested() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_domain_that_is_not_there_is_missing_environment() {
     if !libfabric_present() {
         return;
@@ -360,6 +384,10 @@ fn a_domain_that_is_not_there_is_missing_environment() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn list_with_a_domain_lists_only_that_domain() {
     if !libfabric_present() {
         return;
@@ -383,6 +411,10 @@ fn list_with_a_domain_lists_only_that_domain() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_provider_that_is_not_there_is_missing_environment() {
     if !libfabric_present() {
         return;
@@ -460,6 +492,10 @@ fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> 
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_server_nobody_connects_to_times_out_with_124() {
     if !libfabric_present() {
         return;
@@ -471,6 +507,10 @@ fn a_server_nobody_connects_to_times_out_with_124() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn sigint_and_sigterm_end_a_waiting_server_with_130() {
     if !libfabric_present() {
         return;
@@ -481,5 +521,13 @@ fn sigint_and_sigterm_end_a_waiting_server_with_130() {
         assert_eq!(unsafe { libc::kill(server.id() as i32, signal) }, 0);
         let code = wait_at_most(&mut server, std::time::Duration::from_secs(30));
         assert_eq!(code, Some(130), "signal {signal}");
+    }
+}
+
+/// In CI the fabric tests must run, not show as ignored: libfabric must be installed there.
+#[test]
+fn ci_has_libfabric() {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        assert!(libfabric_present());
     }
 }
