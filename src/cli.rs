@@ -1,4 +1,4 @@
-//! Command-line definitions and dispatch only (DESIGN.md, "Command-line contract").
+//! Command-line definitions and dispatch only (the command-line contract).
 
 use clap::{Parser, Subcommand};
 

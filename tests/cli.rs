@@ -217,3 +217,29 @@ fn version_names_the_commit() {
         );
     }
 }
+
+/// A user's clone has no DESIGN.md and no `shared/` folder: the docs, README and bundled
+/// profiles must not send readers there.
+#[test]
+fn docs_stand_alone() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for dir in ["docs", "bench-configs"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "md" || x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    let mut cites = vec![];
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("DESIGN.md") || line.contains("shared/") {
+                cites.push(format!("{}:{}: {line}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(cites.is_empty(), "{}", cites.join("\n"));
+}
