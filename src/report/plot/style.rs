@@ -31,7 +31,7 @@ pub fn series_color(index: usize) -> RGBColor {
     }
     let k = index - PALETTE.len();
     let hue = (k as f64 * 137.507_764 + 15.0) % 360.0;
-    let lightness = if k % 2 == 0 { 0.38 } else { 0.55 };
+    let lightness = if k.is_multiple_of(2) { 0.38 } else { 0.55 };
     hsl(hue, 0.7, lightness)
 }
 
