@@ -1,9 +1,18 @@
-//! Command-line definitions and dispatch only (DESIGN.md, "Command-line contract").
+//! Command-line definitions and dispatch only (the command-line contract).
 
 use clap::{Parser, Subcommand};
 
 use crate::commands;
 use crate::error::{Outcome, Result};
+
+/// `0.1.0 (commit 1a2b3c4)`: the package version and the git commit it was built from
+/// (`build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("NETCHECK_COMMIT"),
+    ")"
+);
 
 /// NCCL/EFA network diagnostics and benchmarks.
 ///
@@ -15,7 +24,7 @@ use crate::error::{Outcome, Result};
 /// Exit codes: 0 pass, 1 check failed, 2 usage or bad input, 3 required environment missing,
 /// 4 infrastructure failure, 124 timeout or hang, 130 interrupted.
 #[derive(Debug, Parser)]
-#[command(name = "netcheck", version, max_term_width = 100)]
+#[command(name = "netcheck", version = VERSION, max_term_width = 100)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

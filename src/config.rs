@@ -135,8 +135,8 @@ impl BenchConfig {
     }
 
     pub fn load(path: &Path) -> Result<BenchConfig> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-        Self::parse(&text, &path.display().to_string())
+        let text = crate::input::read_to_string(path)?;
+        Self::parse(&text, &crate::input::origin(path))
     }
 
     /// Parses and validates; errors name `origin` and the offending field.
@@ -242,6 +242,30 @@ impl BenchConfig {
                     format!("{hi} is smaller than min_bytes {lo}"),
                 );
             }
+            // A threshold that can never fail (min 0 GB/s, max ∞ µs) or always fails (min ∞,
+            // max ≤ 0), or that compares as false either way (NaN), is a mistake in the file.
+            for (field, value) in [
+                ("min_busbw_gbs", t.min_busbw_gbs),
+                ("max_latency_us", t.max_latency_us),
+            ] {
+                if let Some(v) = value
+                    && !(v.is_finite() && v > 0.0)
+                {
+                    return bad(
+                        &format!("threshold[{i}].{field}"),
+                        format!(
+                            "{v} is not a positive, finite number: a threshold of {v} {}",
+                            if v.is_nan() {
+                                "compares as false against every measurement"
+                            } else if (field == "min_busbw_gbs") == (v <= 0.0) {
+                                "can never fail"
+                            } else {
+                                "always fails"
+                            }
+                        ),
+                    );
+                }
+            }
             if t.min_busbw_gbs.is_none() && t.max_latency_us.is_none() {
                 return bad(
                     &format!("threshold[{i}]"),
@@ -336,7 +360,10 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
-/// Parses `1K`, `1KB`, `1KiB`, `64M`, `1G`, `1T` (all binary) or a plain number of bytes.
+/// Parses `1K`, `1KB`, `1KiB`, `64M`, `1G`, `1T` (all binary: `1K` = `1KB` = `1KiB` = 1024
+/// bytes, as nccl-tests reads `-b 1K`) or a plain number of bytes. The one size parser of every
+/// flag and config field. A lower-case `b` after a unit (`1Kb`, `8Mb`) means bits in network
+/// speak, so it is refused rather than read as bytes.
 pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -344,7 +371,16 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     let n: u64 = num
         .parse()
         .map_err(|_| format!("`{s}` is not a size (examples: 1024, 1K, 64M, 1G)"))?;
-    let shift = match unit.trim().to_ascii_uppercase().as_str() {
+    let unit = unit.trim();
+    if unit.ends_with('b') {
+        return Err(format!(
+            "`{s}` reads as bits (lower-case b); sizes are bytes: write {n}{} (K, KB and KiB all mean 1024 bytes)",
+            unit.trim_end_matches('b')
+                .trim_end_matches('i')
+                .to_ascii_uppercase()
+        ));
+    }
+    let shift = match unit.to_ascii_uppercase().as_str() {
         "" | "B" => 0,
         "K" | "KB" | "KIB" => 10,
         "M" | "MB" | "MIB" => 20,
@@ -366,23 +402,46 @@ pub fn format_bytes(n: u64) -> String {
     n.to_string()
 }
 
-/// Parses `90`, `90s`, `10m`, `1h`, `500ms` into a duration.
+/// Parses `90`, `90s`, `10m`, `1h`, `500ms`, `1.5h` and sums of them (`1m30s`, `1h 30m`)
+/// into a duration: the one duration parser of every flag. A plain number is seconds.
 pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (examples: 90s, 10m, 1h)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "ms" => n / 1000.0,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("`{s}` has an unknown unit (use ms, s, m or h)")),
-    };
+    let not_one = || format!("`{s}` is not a duration (examples: 90s, 1m30s, 10m, 1h)");
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(not_one());
+    }
+    let mut secs = 0.0;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(rest.len());
+        let (num, tail) = rest.split_at(split);
+        let n: f64 = num.parse().map_err(|_| not_one())?;
+        let unit_len = tail
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        secs += match unit {
+            "" if parts == 0 && tail.trim().is_empty() => n,
+            "s" => n,
+            "ms" => n / 1000.0,
+            "m" | "min" => n * 60.0,
+            "h" => n * 3600.0,
+            "" => {
+                return Err(format!(
+                    "`{s}`: every part of a sum needs a unit (e.g. 1m30s)"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "`{s}` has an unknown unit `{unit}` (use ms, s, m or h)"
+                ));
+            }
+        };
+        parts += 1;
+        rest = tail.trim_start();
+    }
     if !secs.is_finite() || secs <= 0.0 {
         return Err(format!("`{s}` must be a positive duration"));
     }
@@ -402,6 +461,15 @@ mod tests {
         assert!(parse_bytes("12X").is_err());
         assert!(parse_bytes("K").is_err());
         assert!(parse_bytes("99999999999T").is_err());
+        // Bits are not bytes: `1Kb` is refused with the byte spelling, not read as 1K.
+        for bits in ["1Kb", "8Mb", "1kb", "1Gib", "10b"] {
+            let e = parse_bytes(bits).unwrap_err();
+            assert!(e.contains("bits"), "{bits}: {e}");
+        }
+        assert!(parse_bytes("1Kb").unwrap_err().contains("write 1K"));
+        assert_eq!(parse_bytes("1KB").unwrap(), 1024);
+        assert_eq!(parse_bytes("1k").unwrap(), 1024);
+        assert_eq!(parse_bytes("8B").unwrap(), 8);
         assert_eq!(format_bytes(1 << 30), "1G");
         assert_eq!(format_bytes(3 << 20), "3M");
         assert_eq!(format_bytes(1000), "1000");
@@ -414,6 +482,17 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("1y").is_err());
+        assert_eq!(parse_duration("1m30s").unwrap().as_secs(), 90);
+        assert_eq!(parse_duration("1h 30m").unwrap().as_secs(), 5400);
+        assert_eq!(parse_duration("2m500ms").unwrap().as_millis(), 120_500);
+        assert_eq!(parse_duration("1.5h").unwrap().as_secs(), 5400);
+        assert!(
+            parse_duration("1m30").is_err(),
+            "a sum's parts all need units"
+        );
+        assert!(parse_duration("").is_err());
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("1m-30s").is_err());
     }
 
     #[test]
@@ -435,6 +514,34 @@ mod tests {
             e.to_string().contains("x.toml") && e.to_string().contains("unknown unit"),
             "{e}"
         );
+        for (line, field, why) in [
+            ("min_busbw_gbs = -5", "min_busbw_gbs", "can never fail"),
+            ("min_busbw_gbs = 0", "min_busbw_gbs", "can never fail"),
+            ("min_busbw_gbs = nan", "min_busbw_gbs", "compares as false"),
+            ("min_busbw_gbs = inf", "min_busbw_gbs", "always fails"),
+            ("max_latency_us = 0", "max_latency_us", "always fails"),
+            ("max_latency_us = -1.5", "max_latency_us", "always fails"),
+            ("max_latency_us = inf", "max_latency_us", "can never fail"),
+            (
+                "max_latency_us = nan",
+                "max_latency_us",
+                "compares as false",
+            ),
+        ] {
+            let text = format!("[[threshold]]\nmin_busbw_gbs = 1\n[[threshold]]\n{line}\n");
+            let e = BenchConfig::parse(&text, "x.toml").unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("x.toml: threshold[1].{field}")),
+                "{line}: {msg}"
+            );
+            assert!(msg.contains(why), "{line}: {msg}");
+        }
+        let ok = BenchConfig::parse(
+            "[[threshold]]\nmin_busbw_gbs = 0.5\nmax_latency_us = 10\n",
+            "x.toml",
+        );
+        assert!(ok.is_ok(), "{ok:?}");
         let e = BenchConfig::parse("[sweep]\nbogus = 1\n", "x.toml").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
     }

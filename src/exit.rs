@@ -1,4 +1,4 @@
-//! Exit codes, the same for every command (DESIGN.md, "Command-line contract").
+//! Exit codes, the same for every command (the command-line contract, `netcheck --help`).
 //!
 //! Scripts and CI pipelines rely on these numbers; never reuse one for another meaning.
 

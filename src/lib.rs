@@ -1,6 +1,6 @@
 //! netcheck: NCCL/EFA network diagnostics and benchmarks.
 //!
-//! Modules are listed in the order data flows through them (DESIGN.md):
+//! Modules are listed in the order data flows through them:
 //! config → (launch → worker: rendezvous + engine) → results → logscan → report / gate,
 //! with probe and fabric beside them.
 
@@ -8,6 +8,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit;
+pub mod input;
 pub mod output;
 
 pub mod config;

@@ -708,3 +708,58 @@ fn a_line_longer_than_the_read_buffer_still_counts_as_one_line() {
         assert_eq!(f.map(|f| f.evidence[0].line), Some(2), "{:?}", ids(&a));
     }
 }
+
+/// With stdin a terminal and no file, `analyze` says it is waiting for a log on stdin.
+#[test]
+fn analyze_on_a_terminal_says_it_reads_stdin() {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty fills two new descriptors; the name, termios and winsize may be null.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors are ours from here on.
+    let (mut master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    };
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("netcheck"))
+        .arg("analyze")
+        .stdin(slave)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-D on an empty line: end of input on the terminal. Sent until the child ends (the
+    // reader's gzip sniff takes the first end-of-file of a terminal), at most 10 s.
+    let mut child = child;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        master.write_all(b"\x04").unwrap();
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("reading NCCL log from stdin (Ctrl-D to end)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "ended by Ctrl-D, not killed: {stderr}"
+    );
+}

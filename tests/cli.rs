@@ -1,5 +1,7 @@
 //! The command-line contract: every command exists, help works, exit codes are documented.
 
+use predicates::prelude::PredicateBooleanExt;
+
 use crate::util::netcheck;
 
 #[test]
@@ -120,4 +122,124 @@ fn every_command_has_working_help() {
     ] {
         netcheck().args([cmd, "--help"]).assert().success();
     }
+}
+
+#[test]
+fn durations_are_sums_and_bits_are_not_bytes() {
+    // `1m30s` is a duration: the error is about the plan, not the timeout.
+    netcheck()
+        .args(["fabric", "--local", "--timeout", "1m30s", "--iters", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--iters"))
+        .stderr(predicates::str::contains("duration").not());
+    netcheck()
+        .args(["fabric", "--local", "--timeout", "1m30", "--iters", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("needs a unit"));
+    // `1Kb` is kilobits to a network engineer: refused, with the byte spelling.
+    netcheck()
+        .args(["fabric", "--local", "--sizes", "1Kb"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("bits"))
+        .stderr(predicates::str::contains("write 1K"));
+}
+
+#[test]
+fn check_usage_errors_are_errors_not_a_fail_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .args(["--ops", "bogus"])
+        .assert()
+        .code(2)
+        .stdout(predicates::str::contains("FAIL").not())
+        .stderr(predicates::str::contains("sweep.ops"))
+        .stderr(predicates::str::contains("doctor").not());
+}
+
+#[test]
+fn check_kube_dry_run_runs_no_local_doctor() {
+    let dir = tempfile::tempdir().unwrap();
+    netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .args(["--kube", "--dry-run", "--nodes", "a,b", "--image", "img:1"])
+        .args(["--gpus-per-node", "8"])
+        .assert()
+        .stderr(predicates::str::contains("netcheck: doctor").not());
+    assert!(!dir.path().join("doctor.json").exists());
+}
+
+#[test]
+fn check_says_where_doctor_json_is() {
+    if netcheck::engine::gpu::driver_present() {
+        eprintln!("skipped: this machine has an NVIDIA driver (the check would measure)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let doctor = dir.path().join("doctor.json");
+    netcheck()
+        .args(["check", "--out"])
+        .arg(dir.path())
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(format!(
+            "doctor: wrote {}",
+            doctor.display()
+        )));
+    assert!(doctor.exists());
+}
+
+#[test]
+fn version_names_the_commit() {
+    let out = netcheck().arg("--version").assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.starts_with(&format!("netcheck {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    let describe = std::process::Command::new("git")
+        .args(["describe", "--always", "--tags"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Ok(d) = describe
+        && d.status.success()
+        && std::env::var_os("NETCHECK_GIT_COMMIT").is_none()
+    {
+        let commit = String::from_utf8_lossy(&d.stdout).trim().to_string();
+        assert!(
+            text.contains(&format!("(commit {commit})")),
+            "{text} vs {commit}"
+        );
+    }
+}
+
+/// A user's clone has no DESIGN.md and no `shared/` folder: the docs, README and bundled
+/// profiles must not send readers there.
+#[test]
+fn docs_stand_alone() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for dir in ["docs", "bench-configs"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "md" || x == "toml") {
+                files.push(p);
+            }
+        }
+    }
+    let mut cites = vec![];
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("DESIGN.md") || line.contains("shared/") {
+                cites.push(format!("{}:{}: {line}", f.display(), i + 1));
+            }
+        }
+    }
+    assert!(cites.is_empty(), "{}", cites.join("\n"));
 }

@@ -268,3 +268,147 @@ fn counter_deltas_prove_which_efa_devices_carried_bytes() {
     let back: netcheck::probe::CounterDelta = serde_json::from_value(value).unwrap();
     assert_eq!(back, delta);
 }
+
+#[test]
+fn netcheck_sysfs_root_and_procfs_root_are_honoured() {
+    let root = efa_node();
+    let (report, _) = run_json(
+        doctor()
+            .env("NETCHECK_SYSFS_ROOT", root.join("sys"))
+            .env("NETCHECK_PROCFS_ROOT", root.join("proc"))
+            .args(["--expect-efa", "2"]),
+    );
+    let rdma = report.check("rdma.devices");
+    assert!(rdma.summary.starts_with("2 EFA"), "{rdma:?}");
+    assert_eq!(report.check("host.hugepages").status, "ok");
+    doctor()
+        .env("NETCHECK_SYSFS_ROOT", "/nonexistent/netcheck-sys")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("NETCHECK_SYSFS_ROOT"));
+}
+
+fn write(root: &std::path::Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn pci(root: &std::path::Path, address: &str, vendor: &str, class: &str, link: (&str, u32, u32)) {
+    let d = format!("sys/bus/pci/devices/{address}");
+    write(root, &format!("{d}/vendor"), &format!("{vendor}\n"));
+    write(root, &format!("{d}/device"), "0x2335\n");
+    write(root, &format!("{d}/class"), &format!("{class}\n"));
+    write(
+        root,
+        &format!("{d}/current_link_speed"),
+        &format!("{} PCIe\n", link.0),
+    );
+    write(root, &format!("{d}/max_link_speed"), "32.0 GT/s PCIe\n");
+    write(
+        root,
+        &format!("{d}/current_link_width"),
+        &format!("{}\n", link.1),
+    );
+    write(
+        root,
+        &format!("{d}/max_link_width"),
+        &format!("{}\n", link.2),
+    );
+}
+
+/// A fake HGX node: 2 GPUs (one trained at x8), 1 NVSwitch without a fabric manager, one EFA
+/// device and no peer-memory module, and a GPU that fell off the bus a minute ago.
+#[test]
+fn gpu_host_checks_read_a_fake_sysfs_and_procfs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    pci(
+        root,
+        "0000:53:00.0",
+        "0x10de",
+        "0x030200",
+        ("32.0 GT/s", 16, 16),
+    );
+    pci(
+        root,
+        "0000:64:00.0",
+        "0x10de",
+        "0x030200",
+        ("32.0 GT/s", 8, 16),
+    );
+    pci(
+        root,
+        "0000:07:00.0",
+        "0x10de",
+        "0x068000",
+        ("32.0 GT/s", 2, 2),
+    );
+    pci(
+        root,
+        "0000:31:00.0",
+        "0x1d0f",
+        "0x020000",
+        ("32.0 GT/s", 16, 16),
+    );
+    write(
+        root,
+        "sys/class/infiniband/rdmap31s0/ports/1/state",
+        "4: ACTIVE\n",
+    );
+    write(
+        root,
+        "proc/modules",
+        "nvidia 1 0 - Live 0x0\nefa 1 0 - Live 0x0\n",
+    );
+    write(root, "proc/sys/kernel/osrelease", "6.1.0-27-cloud-amd64\n");
+    write(
+        root,
+        "proc/driver/nvidia/version",
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 06:54:38 UTC 2025\n",
+    );
+    write(root, "proc/uptime", "3600.00 7000.00\n");
+    write(root, "proc/1/comm", "systemd\n");
+    write(
+        root,
+        "dev/kmsg",
+        "6,900,3540000000,-;NVRM: Xid (PCI:0000:64:00): 79, pid=4242, name=python, GPU has fallen off the bus.\n",
+    );
+    let (report, code) = run_json(doctor().arg("--root").arg(root));
+    assert_eq!(code, 1);
+
+    let links = report.check("pcie.links");
+    assert_eq!(links.status, "fail", "{links:?}");
+    assert!(
+        links.summary.contains("GPU 0000:64:00.0 x8 of x16"),
+        "{links:?}"
+    );
+    assert!(links.hint.is_some());
+
+    let gdr = report.check("gpu.gdr");
+    assert_eq!(gdr.status, "warn", "{gdr:?}");
+    assert!(
+        gdr.evidence.iter().any(|e| e.contains("no nvidia_peermem")),
+        "{gdr:?}"
+    );
+
+    let fm = report.check("gpu.fabric_manager");
+    assert_eq!(fm.status, "warn", "{fm:?}");
+    assert!(fm.summary.contains("1 NVSwitch"), "{fm:?}");
+
+    let xid = report.check("gpu.xid");
+    assert_eq!(xid.status, "fail", "{xid:?}");
+    assert!(xid.evidence[0].contains("Xid 79"), "{xid:?}");
+    assert_eq!(report.check("gpu.ecc").status, "ok");
+
+    // The same node with the fabric manager and nvidia-peermem: those two pass.
+    write(root, "proc/777/comm", "nv-fabricmanager\n");
+    write(
+        root,
+        "proc/modules",
+        "nvidia_peermem 16384 0 - Live 0x0\nnvidia 1 1 - Live 0x0\n",
+    );
+    let (report, _) = run_json(doctor().arg("--root").arg(root));
+    assert_eq!(report.check("gpu.fabric_manager").status, "ok");
+    assert_eq!(report.check("gpu.gdr").status, "ok");
+}

@@ -72,6 +72,7 @@ struct Side {
 #[derive(Debug, Deserialize)]
 struct Endpoint {
     provider: String,
+    domain: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -162,6 +163,10 @@ fn check_report(report: &Report, mode: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn list_shows_the_tcp_provider_and_no_efa_devices_here() {
     if !libfabric_present() {
         return;
@@ -202,6 +207,10 @@ fn list_shows_the_tcp_provider_and_no_efa_devices_here() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn local_tcp_ping_pong_measures_latency_and_bandwidth_between_two_processes() {
     if !libfabric_present() {
         return;
@@ -217,6 +226,10 @@ fn local_tcp_ping_pong_measures_latency_and_bandwidth_between_two_processes() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
     if !libfabric_present() {
         return;
@@ -263,6 +276,10 @@ fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_wrong_token_is_refused_on_both_sides() {
     if !libfabric_present() {
         return;
@@ -302,6 +319,102 @@ fn a_wrong_token_is_refused_on_both_sides() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
+fn the_chosen_domain_is_the_domain_tested() {
+    if !libfabric_present() {
+        return;
+    }
+    let out = netcheck()
+        .args(["fabric", "--local", "--provider", "tcp", "--domain", "lo"])
+        .args(["--format", "json"])
+        .args([
+            "--sizes",
+            "64",
+            "--iters",
+            "10",
+            "--warmup",
+            "2",
+            "--batches",
+            "1",
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let report: Report = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report.local.endpoint.domain, "lo", "{report:?}");
+    assert_eq!(report.peer.endpoint.domain, "lo", "{report:?}");
+}
+
+#[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
+fn a_domain_that_is_not_there_is_missing_environment() {
+    if !libfabric_present() {
+        return;
+    }
+    netcheck()
+        .args([
+            "fabric",
+            "--local",
+            "--provider",
+            "tcp",
+            "--domain",
+            "bogus0",
+        ])
+        .args([
+            "--sizes",
+            "64",
+            "--iters",
+            "10",
+            "--warmup",
+            "2",
+            "--batches",
+            "1",
+        ])
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("no domain `bogus0`"))
+        .stderr(predicates::str::contains("lo"));
+}
+
+#[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
+fn list_with_a_domain_lists_only_that_domain() {
+    if !libfabric_present() {
+        return;
+    }
+    let out = netcheck()
+        .args(["fabric", "--list", "--domain", "lo", "--format", "json"])
+        .assert()
+        .success();
+    let listing: Listing = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(!listing.entries.is_empty());
+    assert!(
+        listing.entries.iter().all(|e| e.domain == "lo"),
+        "{listing:?}"
+    );
+    netcheck()
+        .args(["fabric", "--list", "--domain", "bogus"])
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicates::str::contains("no domain `bogus`"));
+}
+
+#[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_provider_that_is_not_there_is_missing_environment() {
     if !libfabric_present() {
         return;
@@ -338,5 +451,83 @@ fn out_of_bounds_plans_are_usage_errors() {
             .args(args)
             .assert()
             .code(2);
+    }
+}
+
+/// Starts `fabric --server` on a free loopback port and waits until it listens.
+fn start_server(timeout: &str) -> std::process::Child {
+    let bin = assert_cmd::cargo::cargo_bin("netcheck");
+    let mut server = Command::new(bin)
+        .args([
+            "fabric",
+            "--server",
+            "--provider",
+            "tcp",
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .args(["--timeout", timeout])
+        .env_remove("NETCHECK_FABRIC_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    listening_address(&mut server);
+    server
+}
+
+/// Waits for a child at most `limit`; `None` when it is still running (then it is killed).
+fn wait_at_most(child: &mut std::process::Child, limit: std::time::Duration) -> Option<i32> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
+fn a_server_nobody_connects_to_times_out_with_124() {
+    if !libfabric_present() {
+        return;
+    }
+    let start = std::time::Instant::now();
+    let mut server = start_server("1s");
+    let code = wait_at_most(&mut server, std::time::Duration::from_secs(30));
+    assert_eq!(code, Some(124), "after {:?}", start.elapsed());
+}
+
+#[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
+fn sigint_and_sigterm_end_a_waiting_server_with_130() {
+    if !libfabric_present() {
+        return;
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let mut server = start_server("10m");
+        // SAFETY: signalling our own child.
+        assert_eq!(unsafe { libc::kill(server.id() as i32, signal) }, 0);
+        let code = wait_at_most(&mut server, std::time::Duration::from_secs(30));
+        assert_eq!(code, Some(130), "signal {signal}");
+    }
+}
+
+/// In CI the fabric tests must run, not show as ignored: libfabric must be installed there.
+#[test]
+fn ci_has_libfabric() {
+    if std::env::var("CI").as_deref() == Ok("true") {
+        assert!(libfabric_present());
     }
 }

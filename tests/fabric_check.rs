@@ -33,6 +33,10 @@ fn node(rank: u32, nnodes: u32, rendezvous: &str, token: &str) -> FabricCheck {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn node_zero_serves_every_other_node_and_each_measures_a_passing_ping_pong() {
     if !libfabric_present() {
         return;
@@ -94,6 +98,10 @@ fn node_zero_serves_every_other_node_and_each_measures_a_passing_ping_pong() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn run_prints_the_report_line_before_any_gpu_work() {
     if !libfabric_present() {
         return;
@@ -152,6 +160,10 @@ fn run_prints_the_report_line_before_any_gpu_work() {
 }
 
 #[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
 fn a_missing_provider_fails_the_node_by_name_with_exit_3() {
     if !libfabric_present() {
         return;

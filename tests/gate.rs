@@ -4,6 +4,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
+use predicates::prelude::PredicateBooleanExt;
+
 use crate::util::{fixture, netcheck};
 
 fn results(name: &str) -> PathBuf {
@@ -209,9 +211,12 @@ fn bad_input_exits_2_naming_file_and_field() {
     netcheck()
         .arg("gate")
         .arg(results("healthy.json"))
+        .arg("--baseline")
+        .arg(results("baseline.json"))
         .args(["--tolerance", "150"])
         .assert()
-        .code(2);
+        .code(2)
+        .stderr(predicates::str::contains("not a percentage drop"));
     netcheck()
         .arg("gate")
         .arg(results("healthy.json"))
@@ -284,4 +289,168 @@ fn check_prometheus_textfile(text: &str) {
         }
     }
     assert!(typed["netcheck_busbw_gbytes_per_second"] > 0);
+}
+
+#[test]
+fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
+    netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("gate: judged: "))
+        .stderr(predicates::str::contains("correctness"))
+        .stderr(predicates::str::contains("not judged: bandwidth"))
+        .stderr(predicates::str::contains("baseline (no --baseline)"))
+        .stderr(predicates::str::contains("notice: no bandwidth criterion"));
+    // With thresholds, the notice goes.
+    netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .args(["--profile", "h200x2"])
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("notice").not());
+}
+
+#[test]
+fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .arg("--require-bandwidth")
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("nothing judged the bandwidth"));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("bandwidth criterion"), "{xml}");
+    for extra in [
+        vec!["--profile".to_string(), "h200x2".to_string()],
+        vec![
+            "--baseline".to_string(),
+            results("baseline.json").display().to_string(),
+        ],
+    ] {
+        netcheck()
+            .arg("gate")
+            .arg(results("healthy.json"))
+            .arg("--require-bandwidth")
+            .args(&extra)
+            .assert()
+            .code(0);
+    }
+}
+
+#[test]
+fn markdown_names_a_tolerance_only_with_a_baseline() {
+    let without = netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .args(["--profile", "h200x2", "--markdown", "-"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let without = String::from_utf8(without).unwrap();
+    assert!(!without.contains("tolerance"), "{without}");
+    assert!(without.contains("not judged: baseline"), "{without}");
+    let with = netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .arg("--baseline")
+        .arg(results("baseline.json"))
+        .args(["--profile", "h200x2", "--markdown", "-"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        String::from_utf8(with)
+            .unwrap()
+            .contains("baseline tolerance 10%")
+    );
+}
+
+#[test]
+fn baseline_flags_without_a_baseline_are_usage_errors() {
+    for flags in [["--baseline-from", "1M"], ["--tolerance", "5"]] {
+        netcheck()
+            .arg("gate")
+            .arg(results("healthy.json"))
+            .args(flags)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--baseline"));
+    }
+    netcheck()
+        .arg("report")
+        .arg(results("healthy.json"))
+        .args(["--out", "unused", "--tolerance", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--baseline"));
+}
+
+#[test]
+fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    for (value, why) in [
+        ("-5", "can never fail"),
+        ("nan", "compares as false"),
+        ("inf", "always fails"),
+    ] {
+        let config = dir.path().join("bad.toml");
+        std::fs::write(&config, format!("[[threshold]]\nmin_busbw_gbs = {value}\n")).unwrap();
+        netcheck()
+            .arg("gate")
+            .arg(results("healthy.json"))
+            .arg("--config")
+            .arg(&config)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("threshold[0].min_busbw_gbs"))
+            .stderr(predicates::str::contains(why));
+    }
+}
+
+#[test]
+fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let prom = dir.path().join("netcheck.prom");
+    netcheck()
+        .arg("gate")
+        .arg(results("pairs.json"))
+        .arg("--prom")
+        .arg(&prom)
+        .assert()
+        .code(1); // gpu-node-8 failed
+    let text = std::fs::read_to_string(&prom).unwrap();
+    check_prometheus_textfile(&text);
+    assert!(
+        text.contains(
+            "netcheck_node_passed{run=\"SYNTHETIC TEST INPUT: 8-node ring\",node=\"gpu-node-8\",verdict=\"fail\"} 0"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("node=\"gpu-node-1\",verdict=\"pass\"} 1"),
+        "{text}"
+    );
+    assert!(!text.contains("microseconds"), "{text}");
+    // 1 GiB all-gather of the first pair: 5461.865 µs mean, written as seconds.
+    assert!(
+        text.lines().any(|l| l.starts_with("netcheck_time_seconds{")
+            && l.contains("group=\"gpu-node-1+gpu-node-2\"")
+            && l.contains("bytes=\"1073741824\"")
+            && l.contains("placement=\"out_of_place\"")
+            && l.contains("stat=\"mean\"")
+            && l.ends_with(" 0.005461865")),
+        "{text}"
+    );
 }

@@ -82,7 +82,7 @@ fn single_run_with_baseline_writes_every_format() {
     assert!(md.len() < 1 << 20);
     assert!(md.starts_with("# netcheck report"));
     assert!(md.contains("![bandwidth](bandwidth.png)"));
-    assert!(md.contains("| size | busbw out-of-place | busbw in-place | time (mean) | p50 | p99 | wrong | baseline | vs baseline | % of line rate |"), "{md}");
+    assert!(md.contains("| size | busbw out-of-place (GB/s) | busbw in-place (GB/s) | time (mean) | p50 | p99 | wrong | baseline (GB/s) | vs baseline | % of line rate |"), "{md}");
     assert!(md.contains("| 1G |"));
 
     // HTML: one file, images inline as data URIs, nothing fetched from elsewhere.
@@ -320,4 +320,64 @@ fn one_rank_runs_draw_time_not_zero_bandwidth() {
     );
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(html.contains("one rank, so NCCL moved nothing"));
+}
+
+#[test]
+fn wording_units_nodes_and_failed_pairs() {
+    let dir = report(&[&results("pairs.json")], &[]);
+    let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    // Eight nodes were measured in pairs (and one left out): not "2 nodes".
+    assert!(md.contains("| 9, 2 per pair |"), "{md}");
+    assert!(md.contains("busbw out-of-place (GB/s)"), "{md}");
+    assert!(md.contains("pairs)"), "{md}");
+    // The timed-out pair gpu-node-2+gpu-node-7 is not a 0 GB/s measurement.
+    assert!(md.contains("(did not pass)"), "{md}");
+    assert!(
+        !md.contains("(0 GB/s)") && !md.contains("(0.00 GB/s)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn repeated_sizes_of_one_run_are_samples_not_pairs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results("healthy.json")).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap().clone();
+    v["rows"].as_array_mut().unwrap().extend(rows);
+    let twice = tmp.path().join("twice.json");
+    std::fs::write(&twice, v.to_string()).unwrap();
+    let dir = report(&[&twice], &[]);
+    let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(md.contains("(median over up to 2 samples)"), "{md}");
+    assert!(!md.contains("pairs)"), "{md}");
+    let svg = std::fs::read_to_string(dir.path().join("bandwidth.svg")).unwrap();
+    assert!(svg.contains("2 samples"), "the legend says samples too");
+}
+
+#[test]
+fn a_reused_out_folder_keeps_no_stale_plots() {
+    let dir = report(&[&results("pairs.json")], &[]);
+    assert!(dir.path().join("heatmap-all_gather-1.png").exists());
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    netcheck()
+        .arg("report")
+        .arg(results("healthy.json"))
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("heatmap-")),
+        "{names:?}"
+    );
+    assert!(names.contains(&"bandwidth.png".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"notes.txt".to_string()),
+        "other files stay: {names:?}"
+    );
 }

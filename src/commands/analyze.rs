@@ -30,6 +30,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     } else {
         args.logs
     };
+    if logs.iter().any(|l| l.as_os_str() == "-")
+        && std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
+        eprintln!("reading NCCL log from stdin (Ctrl-D to end)");
+    }
     let mut analyzer = Analyzer::new(Options { expect });
     for log in &logs {
         analyzer.feed_path(log)?;

@@ -34,46 +34,63 @@ struct LaunchFlags {
 }
 
 pub fn run(mut args: Args) -> Result<Outcome> {
+    crate::output::folder_not_stdout("--out", args.run.out.as_deref())?;
     let out = args.run.out.clone().unwrap_or_else(|| {
         PathBuf::from("reports").join(format!(
             "check-{}",
             chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ")
         ))
     });
-    std::fs::create_dir_all(&out).map_err(|e| Error::write(&out, e))?;
     let on_kube = args.kube.is_some();
-
-    // 1. Doctor: on this host (for --kube, the pods' nodes are checked by launch's preflight).
-    let doctor_report = doctor::run(&Inputs {
-        paths: HostPaths::default(),
-        env: std::env::vars().collect(),
-        require: Requirements {
-            gpu: !on_kube,
-            nccl: !on_kube,
-            ..Default::default()
-        },
-    });
-    let doctor_path = out.join("doctor.json");
-    let text = serde_json::to_string_pretty(&doctor_report).expect("doctor reports serialize");
-    std::fs::write(&doctor_path, text + "\n").map_err(|e| Error::write(&doctor_path, e))?;
-    let doctor_problems: Vec<String> = doctor_report
-        .checks
-        .iter()
-        .filter(|c| c.status != Status::Ok)
-        .map(|c| format!("{} {}: {}", c.status.label(), c.id, c.summary))
-        .collect();
-    for p in &doctor_problems {
-        eprintln!("netcheck: doctor: {p}");
-    }
-
-    // 2. Measure. Errors are kept: a failed run still leaves rows and logs to report on.
-    let (measured, results) = match args.kube.take() {
-        Some(flags) => {
-            let mut launch = LaunchFlags::try_parse_from(flags)
+    // The flags after --kube are parsed before anything runs: a typo is a usage error alone.
+    let launch_flags = match args.kube.take() {
+        Some(flags) => Some(
+            LaunchFlags::try_parse_from(flags)
                 .map_err(|e| {
                     Error::usage(format!("after --kube: {}", e.render().to_string().trim()))
                 })?
-                .launch;
+                .launch,
+        ),
+        None => None,
+    };
+    if launch_flags.is_none() {
+        run::check_flags(&args.run)?;
+    }
+    let dry_run = launch_flags.as_ref().is_some_and(|l| l.dry_run);
+    std::fs::create_dir_all(&out).map_err(|e| Error::write(&out, e))?;
+
+    // 1. Doctor: on this host (for --kube, the pods' nodes are checked by launch's preflight;
+    //    a dry run creates nothing and measures nothing, so it checks nothing here either).
+    let doctor_report = (!dry_run).then(|| {
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        doctor::run(&Inputs {
+            paths: HostPaths::from_env("/", &env),
+            env,
+            require: Requirements {
+                gpu: !on_kube,
+                nccl: !on_kube,
+                ..Default::default()
+            },
+        })
+    });
+    let doctor_path = out.join("doctor.json");
+    if let Some(report) = &doctor_report {
+        let text = serde_json::to_string_pretty(report).expect("doctor reports serialize");
+        crate::output::write_file(&doctor_path, (text + "\n").as_bytes())?;
+        for c in report.checks.iter().filter(|c| c.status != Status::Ok) {
+            eprintln!(
+                "netcheck: doctor: {} {}: {}",
+                c.status.label(),
+                c.id,
+                c.summary
+            );
+        }
+        eprintln!("netcheck: doctor: wrote {}", doctor_path.display());
+    }
+
+    // 2. Measure. Errors are kept: a failed run still leaves rows and logs to report on.
+    let (measured, results) = match launch_flags {
+        Some(mut launch) => {
             let dir = launch.out.get_or_insert_with(|| out.join("launch")).clone();
             (launch::run(launch), dir.join("results.json"))
         }
@@ -84,13 +101,20 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         }
     };
 
+    // A usage error or bad input is not a verdict on the machine: say it as an error only.
+    if let Err(e) = &measured
+        && e.exit_code() == crate::exit::BAD_INPUT
+    {
+        return measured;
+    }
+
     // 3. Report on whatever was measured.
     let record = RunRecord::load(&results).ok();
     let report_dir = out.join("report");
     let reported = record.is_some() && write_report(&results, &report_dir).is_ok();
 
     // 4. One verdict line.
-    let failed_doctor = doctor_report.failed();
+    let failed_doctor = doctor_report.as_ref().is_some_and(|r| r.failed());
     let verdict = match (&measured, failed_doctor) {
         (Ok(Outcome::Pass), false) => "PASS",
         _ => "FAIL",
@@ -102,7 +126,10 @@ pub fn run(mut args: Args) -> Result<Outcome> {
     if let Err(e) = &measured {
         line.push_str(&format!(" — {e}"));
     } else if failed_doctor {
-        line.push_str(" — doctor found a failing check (see doctor.json)");
+        line.push_str(&format!(
+            " — doctor found a failing check (see {})",
+            doctor_path.display()
+        ));
     }
     if reported {
         line.push_str(&format!(

@@ -23,8 +23,10 @@ pub struct Args {
     /// The number of EFA devices this node must have (e.g. 32 on p5.48xlarge).
     #[arg(long, value_name = "N")]
     pub expect_efa: Option<u32>,
-    /// Read /sys, /dev and /proc under this directory (tests use a fake host tree).
-    #[arg(long, value_name = "DIR", hide = true, default_value = "/")]
+    /// Read /sys, /dev and /proc under this directory (a fake host tree, or the host's root
+    /// mounted into a container). NETCHECK_SYSFS_ROOT and NETCHECK_PROCFS_ROOT put /sys and
+    /// /proc elsewhere on their own.
+    #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
 }
 
@@ -36,9 +38,24 @@ pub fn run(args: Args) -> Result<Outcome> {
         )));
     }
     let has = |w: &str| args.require.iter().any(|r| r == w);
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let paths = HostPaths::from_env(&args.root, &env);
+    for (name, dir) in [
+        ("NETCHECK_SYSFS_ROOT", &paths.sys),
+        ("NETCHECK_PROCFS_ROOT", &paths.proc),
+    ] {
+        if let Some(dir) = dir
+            && !dir.is_dir()
+        {
+            return Err(Error::usage(format!(
+                "{name}={} is not a directory",
+                dir.display()
+            )));
+        }
+    }
     let inputs = Inputs {
-        paths: HostPaths::new(&args.root),
-        env: std::env::vars().collect(),
+        paths,
+        env,
         require: Requirements {
             gpu: has("gpu"),
             nccl: has("nccl"),

@@ -57,7 +57,8 @@ pub struct Args {
     /// Timed bandwidth windows per size.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub batches: u32,
-    /// Give up when the peer is silent this long (e.g. 30s); exit 124.
+    /// Give up when the peer is silent this long (e.g. 30s, 1m30s); exit 124. `--server`
+    /// also waits at most this long for the driver to connect.
     #[arg(long, value_name = "DURATION", default_value = "30s")]
     pub timeout: String,
     /// Shared secret both sides must use (or set NETCHECK_FABRIC_TOKEN).
@@ -69,6 +70,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
+    let ignored = ignored_signals();
     let is_pingpong =
         args.local || args.server || args.connect.is_some() || args.respond_to.is_some();
     // Flags are checked before libfabric is needed: a typo is a usage error on any machine.
@@ -78,8 +80,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         None
     };
     let lib = Arc::new(Libfabric::load()?);
+    exit_on_signals(&ignored);
     let Some(opts) = opts else {
-        let listing = info::list(&lib, args.provider.as_deref())?;
+        let listing = info::list(&lib, args.provider.as_deref(), args.domain.as_deref())?;
         let text = match args.format.as_str() {
             "json" => to_json(&listing)?,
             _ => report::listing_text(&listing),
@@ -124,6 +127,55 @@ pub fn run(args: Args) -> Result<Outcome> {
         );
         Ok(Outcome::Fail)
     }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM end the command with the documented exit code 130 and one line
+/// on stderr, wherever it is waiting (on the peer, in libfabric). Installed after libfabric is
+/// loaded, replacing what its providers put there: Debian's libfabric loads the PSM provider,
+/// whose libinfinipath installs SIGINT/SIGTERM handlers that `exit(1)`, which reads as "a
+/// payload came back wrong". A signal that was ignored when netcheck started (a background job
+/// of a non-interactive shell) stays ignored. The second rank of `--local` does the same.
+fn exit_on_signals(ignored: &[libc::c_int]) {
+    extern "C" fn on_signal(signal: libc::c_int) {
+        let msg: &[u8] = if signal == libc::SIGINT {
+            b"netcheck fabric: interrupted (SIGINT)\n"
+        } else {
+            b"netcheck fabric: interrupted (SIGTERM)\n"
+        };
+        // SAFETY: write(2) and _exit(2) are async-signal-safe.
+        unsafe {
+            libc::write(2, msg.as_ptr().cast(), msg.len());
+            libc::_exit(crate::exit::INTERRUPTED.into());
+        }
+    }
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = if ignored.contains(&signal) {
+                libc::SIG_IGN
+            } else {
+                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t
+            };
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signals among SIGINT and SIGTERM that are ignored now.
+fn ignored_signals() -> Vec<libc::c_int> {
+    [libc::SIGINT, libc::SIGTERM]
+        .into_iter()
+        .filter(|&signal| {
+            // SAFETY: reads the current action only.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            }
+        })
+        .collect()
 }
 
 fn options(args: &Args) -> Result<Options> {

@@ -10,7 +10,7 @@ use crate::results;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The results.json to judge (every run in it, when `ingest` wrote several).
+    /// The results.json to judge (every run in it, when `ingest` wrote several; `-` reads stdin).
     #[arg(value_name = "RESULTS")]
     pub results: PathBuf,
     /// Bench config with thresholds and expectations (default: the one the run carries).
@@ -20,23 +20,29 @@ pub struct Args {
     /// p4d.24xlarge, g6.12xlarge, h200x2.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Compare size by size against this results.json.
+    /// Compare size by size against this results.json (`-` reads stdin).
     #[arg(long, value_name = "RESULTS")]
     pub baseline: Option<PathBuf>,
-    /// Allowed bus-bandwidth drop against the baseline, in percent.
-    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
-    pub tolerance: f64,
-    /// Compare against the baseline only from this size up (small sizes are latency noise).
-    #[arg(long, value_name = "SIZE")]
+    /// Allowed bus-bandwidth drop against the baseline, in percent [default: 10]; needs
+    /// --baseline.
+    #[arg(long, value_name = "PCT", requires = "baseline")]
+    pub tolerance: Option<f64>,
+    /// Compare against the baseline only from this size up (small sizes are latency noise);
+    /// needs --baseline.
+    #[arg(long, value_name = "SIZE", requires = "baseline")]
     pub baseline_from: Option<ByteSize>,
+    /// Fail (exit 1) when nothing judged the bandwidth: no `min_busbw_gbs` threshold matched a
+    /// measured point and no --baseline was given. Without it such a gate passes with a notice.
+    #[arg(long)]
+    pub require_bandwidth: bool,
     /// The inter-node transport that must have been used (overrides the config's).
     #[arg(long, value_name = "TRANSPORT",
           value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
     pub expect: Option<String>,
-    /// Write a JUnit XML file (a testcase per op×size and per expectation).
+    /// Write a JUnit XML file (a testcase per op×size and per expectation; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write a Prometheus textfile (for node_exporter's textfile collector).
+    /// Write a Prometheus textfile (for node_exporter's textfile collector; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub prom: Option<PathBuf>,
     /// Write a Markdown summary (`-` for stdout, e.g. `>> "$GITHUB_STEP_SUMMARY"`).
@@ -48,7 +54,21 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    super::report::check_tolerance(args.tolerance)?;
+    let tolerance = args
+        .tolerance
+        .unwrap_or(super::report::DEFAULT_TOLERANCE_PCT);
+    super::report::check_tolerance(tolerance)?;
+    crate::output::at_most_one_stdout([
+        ("--junit", args.junit.as_deref()),
+        ("--prom", args.prom.as_deref()),
+        ("--markdown", args.markdown.as_deref()),
+        ("--json", args.json.as_deref()),
+    ])?;
+    crate::input::at_most_one_stdin([
+        ("RESULTS", Some(args.results.as_path())),
+        ("--baseline", args.baseline.as_deref()),
+        ("--config", args.config.as_deref()),
+    ])?;
     let mut runs = results::load_runs(&args.results)?;
     results::distinct_labels(&mut runs);
     let baseline = args
@@ -82,9 +102,10 @@ pub fn run(args: Args) -> Result<Outcome> {
                     origin: &run.origin,
                     config: config.as_ref(),
                     baseline: share.as_ref(),
-                    tolerance_pct: args.tolerance,
+                    tolerance_pct: tolerance,
                     baseline_min_bytes: args.baseline_from.map(|b| b.0),
                     expect_transport: args.expect.clone(),
+                    require_bandwidth: args.require_bandwidth,
                 });
                 (run.label.clone(), verdict)
             })
@@ -98,7 +119,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut doc = Document::new(runs);
     doc.baseline = baseline;
     doc.config = config;
-    doc.tolerance_pct = args.tolerance;
+    doc.tolerance_pct = tolerance;
     doc.gate = Some(verdict);
     let outputs: [(Option<PathBuf>, Box<dyn Exporter>); 4] = [
         (args.junit, Box::new(report::Junit)),
@@ -147,6 +168,12 @@ fn print_summary(verdict: &gate::GateReport) {
                 .map(move |f| format!("  {} {}: {}", c.class, c.name, f.message))
         })
         .collect();
+    eprintln!("gate: judged: {}", verdict.judged.to_line());
+    if !verdict.judged.bandwidth {
+        eprintln!(
+            "gate: notice: no bandwidth criterion judged this run, so the verdict says nothing about speed; give --profile/--config thresholds or --baseline (--require-bandwidth makes this a failure)"
+        );
+    }
     for line in failures.iter().take(20) {
         eprintln!("{line}");
     }

@@ -12,8 +12,10 @@ pub struct Args {
     /// `.gz` files are read too, `-` reads stdin.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Where to write the RunRecord; a JSON list of records when the inputs hold several runs
-    /// (several nccl-tests runs in one log, or unrelated files).
+    /// Where to write the RunRecord (`-` for stdout); a JSON list of records when the inputs
+    /// hold several runs (several nccl-tests runs in one log, or unrelated files). A regular
+    /// file is replaced atomically; a device or FIFO is written through; a symbolic link is
+    /// followed.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// The collective of every run, overriding what the output shows or implies (old
@@ -53,7 +55,11 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     crate::results::RunRecord::save_all(&records, &args.out)?;
     if records.len() > 1 {
-        eprintln!("wrote {} ({} runs)", args.out.display(), records.len());
+        let out = match args.out.to_str() {
+            Some("-") => "stdout".to_string(),
+            _ => args.out.display().to_string(),
+        };
+        eprintln!("wrote {out} ({} runs)", records.len());
     }
     for record in &records {
         eprintln!("{}", ingest::summary(record, records.len() == 1, &args.out));

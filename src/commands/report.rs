@@ -7,13 +7,13 @@ use crate::report::{self, Document};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// results.json files written by `run`, `launch` or `ingest`.
+    /// results.json files written by `run`, `launch` or `ingest` (`-` reads one from stdin).
     #[arg(value_name = "RESULTS", required = true)]
     pub results: Vec<PathBuf>,
     /// Output folder.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// A results.json to draw as the baseline.
+    /// A results.json to draw as the baseline (`-` reads stdin).
     #[arg(long, value_name = "RESULTS")]
     pub baseline: Option<PathBuf>,
     /// Bench config whose hardware facts, thresholds and published references to show
@@ -24,13 +24,25 @@ pub struct Args {
     /// p4d.24xlarge, g6.12xlarge, h200x2.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Width of the band drawn under the baseline, in percent (the gate's tolerance).
-    #[arg(long, value_name = "PCT", default_value_t = 10.0)]
-    pub tolerance: f64,
+    /// Width of the band drawn under the baseline, in percent (the gate's tolerance)
+    /// [default: 10]; needs --baseline.
+    #[arg(long, value_name = "PCT", requires = "baseline")]
+    pub tolerance: Option<f64>,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    check_tolerance(args.tolerance)?;
+    let tolerance = args.tolerance.unwrap_or(DEFAULT_TOLERANCE_PCT);
+    check_tolerance(tolerance)?;
+    crate::output::folder_not_stdout("--out", Some(&args.out))?;
+    crate::input::at_most_one_stdin(
+        args.results
+            .iter()
+            .map(|p| ("RESULTS", Some(p.as_path())))
+            .chain([
+                ("--baseline", args.baseline.as_deref()),
+                ("--config", args.config.as_deref()),
+            ]),
+    )?;
     let mut runs = Vec::new();
     for path in &args.results {
         runs.extend(crate::results::load_runs(path)?);
@@ -42,7 +54,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         .map(crate::results::load_baseline)
         .transpose()?;
     doc.config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
-    doc.tolerance_pct = args.tolerance;
+    doc.tolerance_pct = tolerance;
     let exporters = report::report_exporters(&doc);
     let files = report::write_all(&doc, &exporters, &args.out)?;
     let names: Vec<String> = files
@@ -57,6 +69,9 @@ pub fn run(args: Args) -> Result<Outcome> {
     );
     Ok(Outcome::Pass)
 }
+
+/// The baseline tolerance when `--tolerance` is not given, percent.
+pub const DEFAULT_TOLERANCE_PCT: f64 = 10.0;
 
 /// A tolerance is a percentage drop: 0 up to (not including) 100.
 pub fn check_tolerance(pct: f64) -> Result<()> {

@@ -106,6 +106,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         None => BenchConfig::embedded_default(),
     };
     apply_flags(&mut config, &args)?;
+    crate::output::folder_not_stdout("--out", args.out.as_deref())?;
     let timeout = parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
     if args.nnodes == 0 || args.node_rank >= args.nnodes {
         return Err(Error::usage(format!(
@@ -154,6 +155,18 @@ pub fn run(args: Args) -> Result<Outcome> {
         print_record: multi_node,
         fabric,
     })
+}
+
+/// Checks the flags and the config they name the way [`run`] does, without running anything
+/// (so `check` can refuse a typo before its doctor runs).
+pub fn check_flags(args: &Args) -> Result<()> {
+    let mut config = match &args.config {
+        Some(path) => BenchConfig::load(path)?,
+        None => BenchConfig::embedded_default(),
+    };
+    apply_flags(&mut config, args)?;
+    parse_duration(&args.timeout).map_err(|m| Error::bad_input("--timeout", m))?;
+    Ok(())
 }
 
 /// `--fabric-check`: this node's part of the pre-check, before any GPU work. `Ok(None)`: the

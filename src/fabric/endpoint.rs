@@ -412,9 +412,8 @@ fn choose(lib: &Libfabric, selection: &Selection) -> Result<*mut ffi::fi_info> {
     if let Some(p) = &selection.provider {
         hints.provider(p)?;
     }
-    if let Some(d) = &selection.domain {
-        hints.domain(d)?;
-    }
+    // No domain hint: libfabric treats it loosely (layered providers ignore it, and an EFA
+    // device name is not a domain name), so the entries are matched below instead.
     // SAFETY: hints and its attr structs were allocated by fi_allocinfo.
     unsafe {
         let h = &mut *hints.raw();
@@ -428,7 +427,24 @@ fn choose(lib: &Libfabric, selection: &Selection) -> Result<*mut ffi::fi_info> {
                 as i32;
     }
     let list = InfoList::get(lib, Some(&mut hints))?;
-    let first = list.iter().next().ok_or_else(|| no_match(lib, selection))?;
+    let first = match &selection.domain {
+        // libfabric treats the domain as a hint; the rail tested must be the rail chosen.
+        Some(wanted) => list
+            .iter()
+            .find(|i| super::info::domain_matches(&ProviderEntry::from_info(lib, i).domain, wanted))
+            .ok_or_else(|| {
+                let domains = list
+                    .iter()
+                    .map(|i| ProviderEntry::from_info(lib, i).domain)
+                    .collect();
+                if list.is_empty() {
+                    no_match(lib, selection)
+                } else {
+                    super::info::no_such_domain(wanted, selection.provider.as_deref(), &domains)
+                }
+            })?,
+        None => list.iter().next().ok_or_else(|| no_match(lib, selection))?,
+    };
     // SAFETY: duplicates one entry (fi_dupinfo copies only that entry, not the list).
     let copy = unsafe { (lib.dupinfo)(first) };
     if copy.is_null() {
@@ -438,7 +454,7 @@ fn choose(lib: &Libfabric, selection: &Selection) -> Result<*mut ffi::fi_info> {
 }
 
 fn no_match(lib: &Libfabric, selection: &Selection) -> Error {
-    let available = super::info::list(lib, None)
+    let available = super::info::list(lib, None, None)
         .map(|l| {
             let rdm: std::collections::BTreeSet<String> = l
                 .entries

@@ -173,6 +173,9 @@ pub struct Listing {
     pub libfabric: LibraryInfo,
     /// The provider filter, when one was given.
     pub filter: Option<String>,
+    /// The domain filter (`--domain`), when one was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain_filter: Option<String>,
     pub entries: Vec<ProviderEntry>,
     pub efa: EfaCount,
 }
@@ -215,21 +218,55 @@ pub fn efa_device_of(domain: &str) -> String {
     domain.to_string()
 }
 
-/// Every provider entry the library offers (optionally one provider's).
-pub fn list(lib: &Libfabric, provider: Option<&str>) -> Result<Listing> {
+/// Whether a libfabric domain is the one a user named: the same name, or the EFA device
+/// of an `efa` domain (`rdmap16s27` names `rdmap16s27-rdm` and `rdmap16s27-dgrm`).
+///
+/// libfabric does not do this for us: a domain name in the hints is only a hint, and layered
+/// providers (`tcp;ofi_rxm`) return every domain whatever it says.
+pub fn domain_matches(domain: &str, wanted: &str) -> bool {
+    domain == wanted || efa_device_of(domain) == wanted
+}
+
+/// The error for a domain that no entry has: exit 3, with the domains there are.
+pub fn no_such_domain(wanted: &str, provider: Option<&str>, domains: &BTreeSet<String>) -> Error {
+    let of = provider.map_or(String::new(), |p| format!(" of provider `{p}`"));
+    Error::missing(
+        format!("libfabric has no domain `{wanted}`{of}"),
+        if domains.is_empty() {
+            "libfabric lists no domain at all; see `netcheck fabric --list`".into()
+        } else {
+            format!(
+                "domains here: {} (an interface for tcp, an EFA device such as rdmap16s27 for efa)",
+                domains.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        },
+    )
+}
+
+/// Every provider entry the library offers, optionally only one provider's and one domain's.
+/// A domain that no entry has is a missing environment (exit 3), not an empty list.
+pub fn list(lib: &Libfabric, provider: Option<&str>, domain: Option<&str>) -> Result<Listing> {
     let mut hints = Hints::everything(lib)?;
     if let Some(p) = provider {
         hints.provider(p)?;
     }
     let list = InfoList::get(lib, Some(&mut hints))?;
-    let entries: Vec<ProviderEntry> = list
+    let mut entries: Vec<ProviderEntry> = list
         .iter()
         .map(|i| ProviderEntry::from_info(lib, i))
         .collect();
+    if let Some(wanted) = domain {
+        let domains: BTreeSet<String> = entries.iter().map(|e| e.domain.clone()).collect();
+        entries.retain(|e| domain_matches(&e.domain, wanted));
+        if entries.is_empty() {
+            return Err(no_such_domain(wanted, provider, &domains));
+        }
+    }
     Ok(Listing {
         schema: LISTING_SCHEMA.into(),
         libfabric: lib.info(),
         filter: provider.map(str::to_string),
+        domain_filter: domain.map(str::to_string),
         efa: EfaCount::from_entries(&entries),
         entries,
     })
@@ -303,6 +340,16 @@ mod tests {
         assert_eq!(efa.devices, vec!["rdmap16s27", "rdmap32s27"]);
         assert_eq!(efa.rdm_entries, 4);
         assert_eq!(efa.fabrics, vec!["efa", "efa-direct"]);
+    }
+
+    #[test]
+    fn a_domain_matches_by_name_or_by_efa_device() {
+        assert!(domain_matches("lo", "lo"));
+        assert!(!domain_matches("eth0", "lo"));
+        assert!(domain_matches("rdmap16s27-rdm", "rdmap16s27"));
+        assert!(domain_matches("rdmap16s27-rdm", "rdmap16s27-rdm"));
+        assert!(!domain_matches("rdmap16s27-rdm", "rdmap16s2"));
+        assert!(!domain_matches("rdmap16s27-dgrm", "rdmap16s27-rdm"));
     }
 
     #[test]

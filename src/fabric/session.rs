@@ -80,8 +80,9 @@ pub fn connect_and_drive(lib: Arc<Libfabric>, addr: &str, opts: &Options) -> Res
     driver.run(stream, "remote", addr)
 }
 
-/// Listens on `bind`, serves one driver, and returns the plan it served (the numbers are the
-/// driver's: only it times anything).
+/// Listens on `bind`, waits up to `opts.timeout` for one driver (then `Error::Timeout`, exit
+/// 124), serves it, and returns the plan it served (the numbers are the driver's: only it times
+/// anything).
 pub fn listen_and_respond(lib: Arc<Libfabric>, bind: SocketAddr, opts: &Options) -> Result<Plan> {
     let listener = TcpListener::bind(bind).map_err(|e| Error::Infrastructure {
         what: format!("cannot listen on {bind}: {e}"),
@@ -94,9 +95,19 @@ pub fn listen_and_respond(lib: Arc<Libfabric>, bind: SocketAddr, opts: &Options)
         "netcheck fabric: listening on {local}; run `netcheck fabric --connect <this-host>:{}` on the peer",
         local.port()
     );
-    let (stream, peer) = listener
-        .accept()
-        .map_err(|e| Error::infra(format!("accept on {local}: {e}")))?;
+    let (stream, peer) = accept_within(&listener, opts.timeout).map_err(|e| match e {
+        Error::Timeout { .. } => Error::Timeout {
+            what: format!(
+                "no driver connected to {local} within {:?}",
+                opts.timeout
+            ),
+            hint: Some(
+                "start `netcheck fabric --connect HOST:PORT` on the peer sooner, or give the server a longer --timeout (e.g. 10m)"
+                    .into(),
+            ),
+        },
+        other => other,
+    })?;
     eprintln!("netcheck fabric: driver connected from {peer}");
     respond(lib, stream, opts).map(|served| served.plan)
 }
@@ -165,6 +176,33 @@ fn spawn_responder(exe: &Path, addr: SocketAddr, opts: &Options) -> Result<Child
 
 /// Environment variable carrying `--token` (so it does not show in `ps`).
 pub const TOKEN_ENV: &str = "NETCHECK_FABRIC_TOKEN";
+
+/// Accepts one connection, waiting at most `timeout`.
+fn accept_within(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| Error::infra(format!("listener: {e}")))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        match listener.accept() {
+            Ok((stream, peer)) => {
+                stream
+                    .set_nonblocking(false)
+                    .map_err(|e| Error::infra(format!("socket: {e}")))?;
+                return Ok((stream, peer));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(Error::infra(format!("accept: {e}"))),
+        }
+        if Instant::now() > deadline {
+            return Err(Error::Timeout {
+                what: "nobody connected".into(),
+                hint: None,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 fn accept_child(listener: &TcpListener, child: &mut Child, timeout: Duration) -> Result<TcpStream> {
     listener

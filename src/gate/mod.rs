@@ -31,6 +31,8 @@ pub struct GateInput<'a> {
     pub baseline_min_bytes: Option<u64>,
     /// Expected inter-node transport; overrides `config.expect.transport`.
     pub expect_transport: Option<String>,
+    /// Fail when nothing judged the bandwidth (no threshold matched, no baseline).
+    pub require_bandwidth: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -41,7 +43,134 @@ pub struct GateReport {
     pub failed: usize,
     pub skipped: usize,
     pub tolerance_pct: f64,
+    /// What the verdict rests on: the kinds of checks that ran, and those that did not, why.
+    pub judged: Judged,
     pub cases: Vec<Case>,
+}
+
+/// What a verdict rests on, so a PASS on correctness alone is not read as "the network is fast".
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Judged {
+    /// Per kind of check (`bandwidth`, `baseline`, `correctness`, ...): how many ran (passed
+    /// or failed; skipped ones are not counted).
+    pub checks: std::collections::BTreeMap<String, usize>,
+    /// The criteria that judged nothing, each with the reason (`baseline`: "no --baseline").
+    pub not_judged: Vec<NotJudged>,
+    /// Whether any bandwidth criterion (a `min_busbw_gbs` threshold or a baseline) judged a
+    /// point. Without one, a PASS says nothing about speed.
+    pub bandwidth: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NotJudged {
+    pub criterion: &'static str,
+    pub reason: String,
+}
+
+impl Judged {
+    /// Several runs' together: checks added up; a criterion is "not judged" only when it
+    /// judged nothing in any run (the first run's reason is kept).
+    fn merge<'a>(all: impl Iterator<Item = &'a Judged>) -> Judged {
+        let all: Vec<&Judged> = all.collect();
+        let mut merged = Judged::default();
+        for j in &all {
+            for (kind, n) in &j.checks {
+                *merged.checks.entry(kind.clone()).or_insert(0) += n;
+            }
+            merged.bandwidth |= j.bandwidth;
+        }
+        if let Some(first) = all.first() {
+            merged.not_judged = first
+                .not_judged
+                .iter()
+                .filter(|n| {
+                    all.iter()
+                        .all(|j| j.not_judged.iter().any(|m| m.criterion == n.criterion))
+                })
+                .cloned()
+                .collect();
+        }
+        merged
+    }
+
+    fn of(cases: &[Case], input: &GateInput) -> Judged {
+        let mut checks = std::collections::BTreeMap::new();
+        for c in cases.iter().flat_map(|c| &c.checks) {
+            if c.outcome != Outcome::Skip {
+                *checks.entry(c.kind.as_str().to_string()).or_insert(0) += 1;
+            }
+        }
+        let ran = |k: CheckKind| checks.get(k.as_str()).copied().unwrap_or(0) > 0;
+        let thresholds = input.config.map_or(&[][..], |c| &c.thresholds[..]);
+        let mut not_judged = vec![];
+        let mut missing =
+            |criterion, reason: String| not_judged.push(NotJudged { criterion, reason });
+        if !ran(CheckKind::Bandwidth) {
+            missing(
+                "bandwidth",
+                if thresholds.iter().any(|t| t.min_busbw_gbs.is_some()) {
+                    "no min_busbw_gbs threshold matched a measured point".into()
+                } else {
+                    "no min_busbw_gbs threshold in the config".into()
+                },
+            );
+        }
+        if !ran(CheckKind::Latency) {
+            missing(
+                "latency",
+                if thresholds.iter().any(|t| t.max_latency_us.is_some()) {
+                    "no max_latency_us threshold matched a recorded time".into()
+                } else {
+                    "no max_latency_us threshold".into()
+                },
+            );
+        }
+        if !ran(CheckKind::Baseline) {
+            missing(
+                "baseline",
+                if input.baseline.is_some() {
+                    "no point of the baseline matched a measured one (op, dtype, size, placement)"
+                        .into()
+                } else {
+                    "no --baseline".into()
+                },
+            );
+        }
+        if !ran(CheckKind::Transport) {
+            missing(
+                "transport",
+                "no expected transport (--expect or expect.transport)".into(),
+            );
+        }
+        Judged {
+            bandwidth: ran(CheckKind::Bandwidth) || ran(CheckKind::Baseline),
+            checks,
+            not_judged,
+        }
+    }
+
+    /// `correctness 46, bandwidth 40; not judged: baseline (no --baseline), ...`.
+    pub fn to_line(&self) -> String {
+        let ran: Vec<String> = self
+            .checks
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let mut line = if ran.is_empty() {
+            "nothing".to_string()
+        } else {
+            ran.join(", ")
+        };
+        if !self.not_judged.is_empty() {
+            let missing: Vec<String> = self
+                .not_judged
+                .iter()
+                .map(|n| format!("{} ({})", n.criterion, n.reason))
+                .collect();
+            line.push_str(&format!("; not judged: {}", missing.join(", ")));
+        }
+        line
+    }
 }
 
 pub const GATE_SCHEMA: &str = "netcheck.gate.v1";
@@ -157,6 +286,24 @@ impl Case {
 pub fn evaluate(input: &GateInput) -> GateReport {
     let mut cases = curve::cases(input);
     cases.extend(expect::cases(input));
+    let judged = Judged::of(&cases, input);
+    if input.require_bandwidth {
+        cases.push(Case::new(
+            "expect",
+            "bandwidth criterion",
+            vec![if judged.bandwidth {
+                Check::pass(
+                    CheckKind::Coverage,
+                    "a min_busbw_gbs threshold or the baseline judged the bandwidth",
+                )
+            } else {
+                Check::fail(
+                    CheckKind::Coverage,
+                    "nothing judged the bandwidth: no min_busbw_gbs threshold matched a point and no baseline was given (--require-bandwidth)",
+                )
+            }],
+        ));
+    }
     let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
     let (passed, failed, skipped) = (
         count(Outcome::Pass),
@@ -174,6 +321,7 @@ pub fn evaluate(input: &GateInput) -> GateReport {
         failed,
         skipped,
         tolerance_pct: input.tolerance_pct,
+        judged,
         cases,
     }
 }
@@ -205,6 +353,7 @@ pub fn combine(reports: Vec<(String, GateReport)>) -> GateReport {
         return reports.into_iter().next().expect("one report").1;
     }
     let tolerance_pct = reports.first().map_or(10.0, |(_, r)| r.tolerance_pct);
+    let judged = Judged::merge(reports.iter().map(|(_, r)| &r.judged));
     let cases: Vec<Case> = reports
         .into_iter()
         .flat_map(|(label, report)| {
@@ -231,6 +380,7 @@ pub fn combine(reports: Vec<(String, GateReport)>) -> GateReport {
         failed,
         skipped,
         tolerance_pct,
+        judged,
         cases,
     }
 }
@@ -305,6 +455,7 @@ mod tests {
             tolerance_pct: 10.0,
             baseline_min_bytes: None,
             expect_transport: None,
+            require_bandwidth: false,
         }
     }
 

@@ -260,7 +260,11 @@ pub fn summary(record: &RunRecord, only: bool, out: &std::path::Path) -> String 
         format!("{:?}", record.status).to_lowercase(),
     );
     if only {
-        format!("wrote {} ({what})", out.display())
+        let out = match out.to_str() {
+            Some("-") => "the record to stdout".to_string(),
+            _ => out.display().to_string(),
+        };
+        format!("wrote {out} ({what})")
     } else {
         format!("  {}: {what}", record.label.as_deref().unwrap_or("run"))
     }

@@ -82,17 +82,25 @@ impl Check {
     }
 }
 
-/// Where the host's `/sys`, `/dev` and `/proc` are: `/` normally, a fixture tree in tests.
+/// The variable that puts `/sys` elsewhere (a fake tree, a host's sysfs mounted into a pod).
+pub const SYSFS_ROOT_ENV: &str = "NETCHECK_SYSFS_ROOT";
+/// The variable that puts `/proc` elsewhere.
+pub const PROCFS_ROOT_ENV: &str = "NETCHECK_PROCFS_ROOT";
+
+/// Where the host's `/sys`, `/dev` and `/proc` are: `/` normally, a fixture tree in tests;
+/// `sys` and `proc` can each be put elsewhere on their own.
 #[derive(Debug, Clone)]
 pub struct HostPaths {
     pub root: PathBuf,
+    /// Instead of `<root>/sys`.
+    pub sys: Option<PathBuf>,
+    /// Instead of `<root>/proc`.
+    pub proc: Option<PathBuf>,
 }
 
 impl Default for HostPaths {
     fn default() -> Self {
-        HostPaths {
-            root: PathBuf::from("/"),
-        }
+        HostPaths::new("/")
     }
 }
 
@@ -100,11 +108,27 @@ impl HostPaths {
     pub fn new(root: impl AsRef<Path>) -> Self {
         HostPaths {
             root: root.as_ref().to_path_buf(),
+            sys: None,
+            proc: None,
+        }
+    }
+
+    /// `root`, with `/sys` and `/proc` taken from `NETCHECK_SYSFS_ROOT` and
+    /// `NETCHECK_PROCFS_ROOT` where `env` sets them (non-empty).
+    pub fn from_env(
+        root: impl AsRef<Path>,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        HostPaths {
+            sys: get(SYSFS_ROOT_ENV),
+            proc: get(PROCFS_ROOT_ENV),
+            ..HostPaths::new(root)
         }
     }
 
     pub fn sys(&self) -> PathBuf {
-        self.root.join("sys")
+        self.sys.clone().unwrap_or_else(|| self.root.join("sys"))
     }
 
     pub fn dev(&self) -> PathBuf {
@@ -112,7 +136,7 @@ impl HostPaths {
     }
 
     pub fn proc(&self) -> PathBuf {
-        self.root.join("proc")
+        self.proc.clone().unwrap_or_else(|| self.root.join("proc"))
     }
 }
 

@@ -17,6 +17,8 @@ use super::envlint::{self, LintContext};
 use super::gpu::{self, GpuFacts};
 use super::libfabric::{self, LibfabricFacts};
 use super::nccl::{self, NcclFact};
+use super::nvidia;
+use super::pci::{self, PciDevice, PciRole};
 use super::plugins::{self, PluginFacts};
 use super::rdma::{self, RdmaDevice, RdmaKind};
 use super::system;
@@ -63,6 +65,9 @@ pub struct Facts {
     pub net_plugins: PluginFacts,
     pub libfabric: LibfabricFacts,
     pub rdma_devices: Vec<RdmaDevice>,
+    /// NVIDIA GPUs, NVSwitches and NICs on the PCI bus, with their link speed and width.
+    #[serde(default)]
+    pub pci_devices: Vec<PciDevice>,
     pub counters: CounterSnapshot,
     /// NCCL_*, FI_*, OFI_*, RDMAV_*, CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH.
     pub environment: BTreeMap<String, String>,
@@ -106,6 +111,16 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
         rdma::check_devices(&rdma_devices, req.efa, req.efa_devices),
     ];
     checks.extend(rdma::check_counters(&counters));
+    let pci_devices = pci::scan(paths);
+    let count = |role| pci_devices.iter().filter(|d| d.role == role).count();
+    let nvidia_gpus = count(PciRole::Gpu).max(gpus.devices.len());
+    checks.push(nvidia::check_gdr(paths, nvidia_gpus, rdma_devices.len()));
+    checks.push(nvidia::check_fabric_manager(
+        paths,
+        count(PciRole::NvSwitch),
+    ));
+    checks.extend(nvidia::check_xids(paths, nvidia_gpus));
+    checks.push(pci::check_links(&pci_devices));
     checks.push(system::check_shm(system::filesystem_size(
         &paths.dev().join("shm"),
     )));
@@ -149,6 +164,7 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
             net_plugins,
             libfabric: libfabric_facts,
             rdma_devices,
+            pci_devices,
             counters,
             environment: env
                 .iter()

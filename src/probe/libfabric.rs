@@ -30,7 +30,7 @@ pub fn probe() -> LibfabricFacts {
         library: Some(lib.info()),
         ..Default::default()
     };
-    match info::list(&lib, None) {
+    match info::list(&lib, None, None) {
         Ok(listing) => {
             // Distinct names, in libfabric's order of preference.
             let mut seen = std::collections::BTreeSet::new();

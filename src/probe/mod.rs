@@ -13,6 +13,8 @@ pub mod gpu;
 pub mod host;
 pub mod libfabric;
 pub mod nccl;
+pub mod nvidia;
+pub mod pci;
 pub mod plugins;
 pub mod rdma;
 pub mod system;

@@ -106,35 +106,48 @@ pub fn report_exporters(doc: &Document) -> Vec<Box<dyn Exporter>> {
     list
 }
 
-/// Renders each exporter into `dir` (created if needed); returns the files written.
+/// Renders each exporter into `dir` (created if needed); returns the files written. Plots a
+/// previous report left in `dir` that this one does not draw (a heatmap of a run no longer
+/// given, say) are removed, so a reused folder never shows stale pictures.
 pub fn write_all(
     doc: &Document,
     exporters: &[Box<dyn Exporter>],
     dir: &Path,
 ) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
-    exporters
+    let written: Vec<PathBuf> = exporters
         .iter()
         .map(|e| {
             let path = dir.join(e.file_name());
             write_file(&path, &e.render(doc)?)?;
             Ok(path)
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    let names: std::collections::BTreeSet<String> =
+        exporters.iter().map(|e| e.file_name()).collect();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if is_plot_file(&name) && !names.contains(&name) && entry.path().is_file() {
+            std::fs::remove_file(entry.path()).map_err(|e| Error::write(entry.path(), e))?;
+        }
+    }
+    Ok(written)
 }
 
-/// Writes a file atomically (temporary file, then rename), so a reader such as the node
-/// exporter's textfile collector never sees half a file. `-` writes to stdout.
+/// The names `netcheck report` gives its plots: `bandwidth`, `latency`, `heatmap-*`, as PNG
+/// or SVG.
+fn is_plot_file(name: &str) -> bool {
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    matches!(ext, "png" | "svg")
+        && (stem == "bandwidth" || stem == "latency" || stem.starts_with("heatmap-"))
+}
+
+/// Writes one output file the way every command does (`crate::output::write_file`): `-` is
+/// stdout, devices and FIFOs are written through, regular files replaced atomically.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        return crate::output::stdout(&String::from_utf8_lossy(bytes))
-            .map_err(|e| Error::write(path, e));
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(|e| Error::write(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
+    crate::output::write_file(path, bytes)
 }
 
 impl Document {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::{BenchConfig, Hardware};
-use crate::results::rows::{all_rows, median};
+use crate::results::rows::{grouped_rows, median};
 use crate::results::{ResultRow, RunRecord, TimeStats};
 
 /// One curve: a run's op × dtype × placement over the sizes it measured.
@@ -13,8 +13,11 @@ pub struct Series {
     pub op: String,
     pub dtype: String,
     pub in_place: bool,
-    /// How many pairs or groups each point aggregates (1 for a plain run).
+    /// How many rows each point aggregates at most (1 for a plain run).
     pub groups: usize,
+    /// Whether those rows are node pairs or groups of `launch` (else repeated measurements of
+    /// one size in one run: several files ingested together, or repeated sizes).
+    pub of_pairs: bool,
     pub points: Vec<SeriesPoint>,
 }
 
@@ -40,6 +43,11 @@ impl Series {
         }
     }
 
+    /// What the rows aggregated into one point are: `pairs` or `samples`.
+    pub fn aggregated(&self) -> &'static str {
+        if self.of_pairs { "pairs" } else { "samples" }
+    }
+
     pub fn at(&self, bytes: u64) -> Option<&SeriesPoint> {
         self.points.iter().find(|p| p.bytes == bytes)
     }
@@ -49,9 +57,14 @@ impl Series {
 pub fn series_of(record: &RunRecord) -> Vec<Series> {
     type Key = (String, String, bool);
     let mut by_curve: BTreeMap<Key, BTreeMap<u64, Vec<&ResultRow>>> = BTreeMap::new();
-    for row in all_rows(record) {
+    let mut named: BTreeMap<Key, std::collections::BTreeSet<&str>> = BTreeMap::new();
+    for (group, row) in grouped_rows(record) {
+        let key = (row.op.clone(), row.dtype.clone(), row.in_place);
+        if let Some(g) = group {
+            named.entry(key.clone()).or_default().insert(g);
+        }
         by_curve
-            .entry((row.op.clone(), row.dtype.clone(), row.in_place))
+            .entry(key)
             .or_default()
             .entry(row.bytes)
             .or_default()
@@ -59,7 +72,9 @@ pub fn series_of(record: &RunRecord) -> Vec<Series> {
     }
     by_curve
         .into_iter()
-        .map(|((op, dtype, in_place), sizes)| {
+        .map(|(key, sizes)| {
+            let of_pairs = named.get(&key).is_some_and(|g| g.len() > 1);
+            let (op, dtype, in_place) = key;
             let groups = sizes.values().map(Vec::len).max().unwrap_or(1);
             let points = sizes
                 .into_iter()
@@ -70,6 +85,7 @@ pub fn series_of(record: &RunRecord) -> Vec<Series> {
                 dtype,
                 in_place,
                 groups,
+                of_pairs,
                 points,
             }
         })

@@ -62,8 +62,8 @@ impl Exporter for Prometheus {
         }
         family(
             &mut out,
-            "netcheck_time_microseconds",
-            "Time per operation by statistic, in microseconds.",
+            "netcheck_time_seconds",
+            "Time per operation by statistic, in seconds.",
         );
         for (run, r) in &points {
             let t = &r.time_us;
@@ -77,7 +77,7 @@ impl Exporter for Prometheus {
                 if let Some(v) = v {
                     let mut l = labels(run, r);
                     l.push(("stat", stat.to_string()));
-                    sample(&mut out, "netcheck_time_microseconds", &l, v);
+                    sample(&mut out, "netcheck_time_seconds", &l, v / 1e6);
                 }
             }
         }
@@ -112,6 +112,31 @@ impl Exporter for Prometheus {
                     ("socket_fallback", fallback),
                 ];
                 sample(&mut out, "netcheck_inter_node_transport_info", &l, 1.0);
+            }
+        }
+        if doc.runs.iter().any(|r| !r.record.nodes.is_empty()) {
+            family(
+                &mut out,
+                "netcheck_node_passed",
+                "1 when launch judged the node good (verdict pass), else 0; verdict says why.",
+            );
+            for run in &doc.runs {
+                let mut seen = BTreeSet::new();
+                for node in &run.record.nodes {
+                    if !seen.insert(node.name.as_str()) {
+                        continue; // one sample per node: a duplicate would make the file invalid
+                    }
+                    sample(
+                        &mut out,
+                        "netcheck_node_passed",
+                        &[
+                            ("run", run.label.as_str()),
+                            ("node", node.name.as_str()),
+                            ("verdict", node.verdict.as_str()),
+                        ],
+                        f64::from(u8::from(node.verdict == "pass")),
+                    );
+                }
             }
         }
         family(

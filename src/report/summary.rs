@@ -53,8 +53,13 @@ fn gate(doc: &Document, out: &mut Vec<Block>) {
     } else {
         "✅"
     };
+    let tolerance = if doc.baseline.is_some() {
+        format!(" (baseline tolerance {}%)", g.tolerance_pct)
+    } else {
+        String::new()
+    };
     out.push(Block::Paragraph(format!(
-        "{mark} **{}**: {} cases passed, {} failed, {} skipped (baseline tolerance {}%).",
+        "{mark} **{}**: {} cases passed, {} failed, {} skipped{tolerance}.",
         if g.verdict == Outcome::Fail {
             "fail"
         } else {
@@ -63,8 +68,13 @@ fn gate(doc: &Document, out: &mut Vec<Block>) {
         g.passed,
         g.failed,
         g.skipped,
-        g.tolerance_pct
     )));
+    out.push(Block::Paragraph(format!("Judged: {}.", g.judged.to_line())));
+    if !g.judged.bandwidth {
+        out.push(Block::Paragraph(
+            "⚠️ No bandwidth criterion (a `min_busbw_gbs` threshold or a baseline) judged this run: the verdict says nothing about speed.".into(),
+        ));
+    }
     let failures: Vec<Vec<String>> = g
         .cases
         .iter()
@@ -111,7 +121,7 @@ fn runs(doc: &Document, out: &mut Vec<Block>) {
             format!("{:?}", r.status).to_lowercase(),
             r.started_at.clone().unwrap_or_else(|| "?".into()),
             r.world_size.map_or("?".into(), |n| n.to_string()),
-            nodes_of(r).map_or("?".into(), |n| n.to_string()),
+            nodes_label(r),
             gpus.join(", "),
             r.nccl.as_ref().map_or("?".into(), |n| n.version.clone()),
             doc.ceiling(run).map_or("unknown".into(), |c| c.label),
@@ -329,8 +339,8 @@ fn curves(doc: &Document, out: &mut Vec<Block>) {
             );
             let mut headers = vec![
                 "size",
-                "busbw out-of-place",
-                "busbw in-place",
+                "busbw out-of-place (GB/s)",
+                "busbw in-place (GB/s)",
                 "time (mean)",
             ];
             if p50 {
@@ -341,7 +351,7 @@ fn curves(doc: &Document, out: &mut Vec<Block>) {
             }
             headers.push("wrong");
             if base.is_some() {
-                headers.extend(["baseline", "vs baseline"]);
+                headers.extend(["baseline (GB/s)", "vs baseline"]);
             }
             if ceiling.is_some() {
                 headers.push("% of line rate");
@@ -385,7 +395,7 @@ fn curves(doc: &Document, out: &mut Vec<Block>) {
                 })
                 .collect();
             let groups = if s.groups > 1 {
-                format!(" (median over {} pairs)", s.groups)
+                format!(" (median over up to {} {})", s.groups, s.aggregated())
             } else {
                 String::new()
             };
@@ -395,6 +405,24 @@ fn curves(doc: &Document, out: &mut Vec<Block>) {
             ));
             out.push(table(&headers, rows));
         }
+    }
+}
+
+/// The run's node count: for a `launch` run the nodes over all its pairs (`8, 2 per pair`),
+/// else the nodes one measurement spanned.
+fn nodes_label(r: &crate::results::RunRecord) -> String {
+    if r.pairs.is_empty() && r.nodes.is_empty() {
+        return nodes_of(r).map_or("?".into(), |n| n.to_string());
+    }
+    let mut names: std::collections::BTreeSet<&str> = r
+        .pairs
+        .iter()
+        .flat_map(|p| p.nodes.iter().map(String::as_str))
+        .collect();
+    names.extend(r.nodes.iter().map(|n| n.name.as_str()));
+    match r.pairs.iter().map(|p| p.nodes.len()).max() {
+        Some(per) => format!("{}, {per} per pair", names.len()),
+        None => names.len().to_string(),
     }
 }
 
@@ -465,11 +493,16 @@ fn pairs(doc: &Document, out: &mut Vec<Block>) {
                     let worst = (0..m.nodes.len())
                         .filter_map(|j| match m.get(i, j)? {
                             Cell::Busbw(v) => Some((j, v)),
-                            Cell::Failed => Some((j, 0.0)),
+                            // Below every measured pair; shown as failed, not as 0 GB/s.
+                            Cell::Failed => Some((j, f64::NEG_INFINITY)),
                         })
                         .min_by(|a, b| a.1.total_cmp(&b.1))
                         .map_or("-".into(), |(j, v)| {
-                            format!("{} ({} GB/s)", short(&m.nodes[j], 30), num(v))
+                            if v.is_finite() {
+                                format!("{} ({} GB/s)", short(&m.nodes[j], 30), num(v))
+                            } else {
+                                format!("{} (did not pass)", short(&m.nodes[j], 30))
+                            }
                         });
                     vec![format!("{} {node}", i + 1), num(*score), worst]
                 })

@@ -46,8 +46,8 @@ pub fn distinct_labels(runs: &mut [Run]) {
 /// it, the report shows why). Runs of a multi-run file are named `FILE#N` in messages.
 /// Errors name the file and the field.
 pub fn load_runs(path: &Path) -> Result<Vec<Run>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-    let origin = path.display().to_string();
+    let text = crate::input::read_to_string(path)?;
+    let origin = crate::input::origin(path);
     let records = RunRecord::parse_all(&text, &origin)?;
     let several = records.len() > 1;
     let mut runs = Vec::new();

@@ -363,8 +363,8 @@ impl RunRecord {
 
     /// Reads and checks a results file; errors name the file and the field.
     pub fn load(path: &Path) -> Result<RunRecord> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::read(path, e))?;
-        Self::parse(&text, &path.display().to_string())
+        let text = crate::input::read_to_string(path)?;
+        Self::parse(&text, &crate::input::origin(path))
     }
 
     /// The records of a results file: one object, or a list of them (several runs).
@@ -416,10 +416,11 @@ impl RunRecord {
         serde_json::from_value(value).map_err(|e| Error::bad_input(origin, format!("{e}")))
     }
 
-    /// Writes `results.json` atomically (write to a temporary file, then rename).
+    /// Writes `results.json` through `crate::output::write_file`: atomically for a regular
+    /// file, through for a device or FIFO, `-` for stdout.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self).expect("RunRecord serializes");
-        write_atomically(path, &text)
+        crate::output::write_file(path, (text + "\n").as_bytes())
     }
 
     /// Writes several runs: one record as a plain object (what every reader expects), more
@@ -429,16 +430,10 @@ impl RunRecord {
             [one] => one.save(path),
             many => {
                 let text = serde_json::to_string_pretty(many).expect("RunRecord serializes");
-                write_atomically(path, &text)
+                crate::output::write_file(path, (text + "\n").as_bytes())
             }
         }
     }
-}
-
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, format!("{text}\n")).map_err(|e| Error::write(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::write(path, e))
 }
 
 /// Appends rows to `results.jsonl` as they finish and flushes each one.

@@ -102,6 +102,7 @@ where
         let pts: Vec<(f64, f64)> = s
             .points
             .iter()
+            .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), p.busbw?)))
             .collect();
         let band = pts
@@ -168,6 +169,7 @@ where
             .series
             .points
             .iter()
+            .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), p.busbw?)))
             .collect();
         if c.series.groups > 1 {
@@ -175,12 +177,14 @@ where
                 .series
                 .points
                 .iter()
+                .filter(|p| p.bytes > 0)
                 .filter_map(|p| Some((log2(p.bytes), p.busbw_max?)))
                 .chain(
                     c.series
                         .points
                         .iter()
                         .rev()
+                        .filter(|p| p.bytes > 0)
                         .filter_map(|p| Some((log2(p.bytes), p.busbw_min?))),
                 )
                 .collect();
@@ -200,16 +204,20 @@ where
         };
         legend.push(LegendEntry::new(c.color, mark, &c.label));
     }
-    if let Some(groups) = curves
+    if let Some(series) = curves
         .iter()
-        .map(|c| c.series.groups)
-        .max()
-        .filter(|g| *g > 1)
+        .map(|c| &c.series)
+        .filter(|s| s.groups > 1)
+        .max_by_key(|s| s.groups)
     {
         legend.push(LegendEntry::new(
             style::BASELINE,
             Mark::Band,
-            format!("shaded: min–max over up to {groups} pairs; line: their median"),
+            format!(
+                "shaded: min–max over up to {} {}; line: their median",
+                series.groups,
+                series.aggregated()
+            ),
         ));
     }
 
@@ -261,7 +269,7 @@ pub(super) fn curves(doc: &Document) -> Vec<Curve> {
             }
             label = format!("{label}, {}", series.placement());
             Curve {
-                color: style::PALETTE[index % style::PALETTE.len()],
+                color: style::series_color(index),
                 series,
                 label,
             }

@@ -83,6 +83,7 @@ where
         let pts: Vec<_> = s
             .points
             .iter()
+            .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), center(p)?)))
             .collect();
         chart.draw_series(DashedLineSeries::new(
@@ -111,11 +112,13 @@ where
         let points = &c.series.points;
         let band: Vec<_> = points
             .iter()
+            .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), p.time.max?)))
             .chain(
                 points
                     .iter()
                     .rev()
+                    .filter(|p| p.bytes > 0)
                     .filter_map(|p| Some((log2(p.bytes), p.time.min?))),
             )
             .collect();
@@ -126,6 +129,7 @@ where
         let has_p50 = points.iter().any(|p| p.time.p50.is_some());
         let pts: Vec<_> = points
             .iter()
+            .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), center(p)?)))
             .collect();
         chart.draw_series(LineSeries::new(pts.clone(), c.color.stroke_width(2)))?;
@@ -138,6 +142,7 @@ where
         ));
         let p99: Vec<_> = points
             .iter()
+            .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), p.time.p99?)))
             .collect();
         if !p99.is_empty() {

@@ -23,6 +23,34 @@ pub const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
+/// The colour of the `index`-th series: Tableau-10 first, then hues spaced by the golden angle
+/// (darker and lighter in turn), so 11 or more series do not repeat a colour.
+pub fn series_color(index: usize) -> RGBColor {
+    if index < PALETTE.len() {
+        return PALETTE[index];
+    }
+    let k = index - PALETTE.len();
+    let hue = (k as f64 * 137.507_764 + 15.0) % 360.0;
+    let lightness = if k.is_multiple_of(2) { 0.38 } else { 0.55 };
+    hsl(hue, 0.7, lightness)
+}
+
+fn hsl(h: f64, s: f64, l: f64) -> RGBColor {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let m = l - c / 2.0;
+    let (r, g, b) = match (h / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let to = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    RGBColor(to(r), to(g), to(b))
+}
+
 pub const BASELINE: RGBColor = RGBColor(90, 90, 90);
 pub const THRESHOLD: RGBColor = RGBColor(200, 20, 20);
 pub const CEILING: RGBColor = RGBColor(0, 0, 0);
@@ -168,6 +196,8 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// The x position of a size on the log₂ axis. Size 0 has none (callers leave it out rather
+/// than draw it at 1 byte; the tables still list it).
 pub fn log2(bytes: u64) -> f64 {
     (bytes.max(1) as f64).log2()
 }
@@ -192,7 +222,18 @@ impl Ranged for SizeAxis {
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
         let every = self.ticks.len().div_ceil(hint.max_num_points().max(1));
-        self.ticks.iter().step_by(every.max(1)).copied().collect()
+        let mut points: Vec<f64> = self.ticks.iter().step_by(every.max(1)).copied().collect();
+        // The largest size is always labelled: it is the one people look for.
+        if let (Some(&last), Some(&shown)) = (self.ticks.last(), points.last())
+            && last > shown
+        {
+            let spacing = self.ticks.get(1).map_or(1.0, |t| t - self.ticks[0]) * every as f64;
+            if points.len() > 1 && last - shown < 0.5 * spacing {
+                points.pop();
+            }
+            points.push(last);
+        }
+        points
     }
 
     fn range(&self) -> Range<f64> {
@@ -203,7 +244,7 @@ impl Ranged for SizeAxis {
 /// The axis for these sizes: padded a little, labelled at most 11 times, every k-th multiple
 /// of the sweep's own step, starting at its smallest size.
 pub fn size_axis(sizes: impl Iterator<Item = u64>) -> SizeAxis {
-    let exponents: Vec<f64> = sizes.map(log2).collect();
+    let exponents: Vec<f64> = sizes.filter(|b| *b > 0).map(log2).collect();
     let (mut lo, mut hi) = exponents
         .iter()
         .fold((f64::MAX, f64::MIN), |(lo, hi), e| (lo.min(*e), hi.max(*e)));
@@ -238,6 +279,16 @@ pub fn size_axis(sizes: impl Iterator<Item = u64>) -> SizeAxis {
     while t <= hi + 1e-9 {
         ticks.push(t);
         t += stride;
+    }
+    // The largest measured size gets a label even when the stride steps past it; it replaces
+    // the previous one when the two would crowd each other.
+    if let Some(&top) = whole.last().map(|e| *e as f64).as_ref()
+        && ticks.last().is_some_and(|l| top > *l + 1e-9)
+    {
+        if ticks.len() > 1 && top - ticks[ticks.len() - 1] < stride / 2.0 {
+            ticks.pop();
+        }
+        ticks.push(top);
     }
     SizeAxis {
         range: (lo - 0.3)..(hi + 0.3),
@@ -355,9 +406,30 @@ mod tests {
         assert_eq!((doubling[0].as_str(), doubling[10].as_str()), ("1K", "1G"));
         // ×4 sweep 1K..4G: only measured sizes are labelled.
         let quadrupling = labels((0..12).map(|k| 1u64 << (10 + 2 * k)).collect());
-        assert_eq!(quadrupling, ["1K", "16K", "256K", "4M", "64M", "1G"]);
+        // The largest size, 4G, is labelled although the stride of 2 sizes ends at 1G.
+        assert_eq!(quadrupling, ["1K", "16K", "256K", "4M", "64M", "1G", "4G"]);
         let axis = size_axis([1u64 << 10, 1 << 30].into_iter());
         assert!(axis.range.start < 10.0 && axis.range.end > 30.0);
+        // ×2 sweep 1K..2G: the stride of 2 powers would end at 1G; 2G is labelled too.
+        let odd = labels((10..=31).map(|e| 1u64 << e).collect());
+        assert_eq!(odd.last().map(String::as_str), Some("2G"), "{odd:?}");
+        // Size 0 is not drawn at 1 byte: the axis starts at the smallest real size.
+        let with_zero = size_axis([0u64, 1 << 10, 1 << 20].into_iter());
+        assert!(with_zero.range.start > 9.0, "{with_zero:?}");
+    }
+
+    #[test]
+    fn series_colours_do_not_repeat_past_ten() {
+        let colours: Vec<RGBColor> = (0..40).map(series_color).collect();
+        for (i, a) in colours.iter().enumerate() {
+            for b in &colours[..i] {
+                let d = (a.0 as i32 - b.0 as i32).abs()
+                    + (a.1 as i32 - b.1 as i32).abs()
+                    + (a.2 as i32 - b.2 as i32).abs();
+                assert!(d > 0, "colour {i} repeats: {a:?}");
+            }
+        }
+        assert_eq!(series_color(0), PALETTE[0]);
     }
 
     #[test]
