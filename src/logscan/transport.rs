@@ -23,6 +23,8 @@ pub enum Basis {
     RankNumbering,
     /// nccl-tests' `# Rank N Pid P on HOST device D` table.
     NcclTestsDeviceList,
+    /// A launcher's rank tag (`[1,12]`, `[rank12]`) past the GPUs its host shows.
+    LauncherTags,
     /// Every rank of the communicator is in the log, all on one host.
     AllRanksOneHost,
     /// The largest communicator has one rank.
@@ -56,6 +58,7 @@ impl Basis {
             Basis::DistinctHosts => "distinct-hosts",
             Basis::RankNumbering => "rank-numbering",
             Basis::NcclTestsDeviceList => "nccl-tests-device-list",
+            Basis::LauncherTags => "launcher-tags",
             Basis::AllRanksOneHost => "all-ranks-one-host",
             Basis::OneRankComm => "one-rank-comm",
             Basis::OneProcess => "one-process",
@@ -194,9 +197,9 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
     let rdma_signals = rdma_signals(facts, &per_rank);
     let rdma_carried = rdma_carried(facts, &decided);
     let socket_module = decided.iter().flatten().any(|d| {
-        d.network
-            .as_deref()
-            .is_some_and(|n| n.eq_ignore_ascii_case("socket"))
+        d.network.as_deref().is_some_and(|n| {
+            n.eq_ignore_ascii_case("socket") || n.eq_ignore_ascii_case("fastsocket")
+        })
     });
     let socket_fallback = socket_fallback(
         facts,
@@ -343,9 +346,14 @@ pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
         let why = "errors or connections of a network transport".to_string();
         return found(NodeCount::Several, Basis::NetErrors, why, Some(evidence));
     }
-    if let Some((rank, dev, gpus)) = rank_past_host(facts) {
-        let why = format!("rank {rank} on local device {dev} of a host showing {gpus} GPUs");
-        return found(NodeCount::Several, Basis::RankNumbering, why, None);
+    if let Some((rank, dev, gpus, tag)) = rank_past_host(facts) {
+        let (basis, what) = if tag {
+            (Basis::LauncherTags, "launcher rank")
+        } else {
+            (Basis::RankNumbering, "rank")
+        };
+        let why = format!("{what} {rank} on local device {dev} of a host showing {gpus} GPUs");
+        return found(NodeCount::Several, basis, why, None);
     }
 
     // One node.
@@ -412,7 +420,7 @@ pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
         }
         // Jobs put as many ranks on every node. A host that holds more than half of them,
         // and has a GPU numbered for each, holds them all.
-        if 2 * shown > world as usize && max_dev + 1 >= world {
+        if 2 * shown > world as usize && max_dev.saturating_add(1) >= world {
             let why = format!(
                 "{shown} of {world} ranks on {}, which shows GPUs up to device {max_dev}",
                 hosts[0]
@@ -444,8 +452,9 @@ fn process_ranks(facts: &Facts, p: &Process) -> usize {
 /// A global rank at or above the number of GPUs its host shows (rank 155 on local device 3):
 /// it cannot be on that host's first node. Only where device numbers are real (some rank of
 /// the host on a device above 0; one GPU per process bound as device 0 says nothing).
-/// Returns (rank, device, GPUs shown).
-fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32)> {
+/// The launcher's rank tag counts the same way (`launcher` in the result).
+/// Returns (rank, device, GPUs shown, launcher).
+fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32, bool)> {
     let mut by_host: std::collections::HashMap<&str, (u32, u32)> = Default::default();
     for r in &facts.ranks {
         let (Some(host), Some(dev)) = (facts.processes[r.process].host.as_deref(), r.dev) else {
@@ -458,9 +467,16 @@ fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32)> {
     facts.ranks.iter().find_map(|r| {
         let host = facts.processes[r.process].host.as_deref()?;
         let (max_dev, count) = *by_host.get(host)?;
-        let shown = (max_dev + 1).max(count);
-        let (rank, dev) = (r.rank?, r.dev?);
-        (max_dev > 0 && rank >= shown && r.world > rank).then_some((rank, dev, shown))
+        let shown = max_dev.saturating_add(1).max(count);
+        let dev = r.dev?;
+        if max_dev == 0 {
+            return None;
+        }
+        if let Some(rank) = r.rank.filter(|&rank| rank >= shown && r.world > rank) {
+            return Some((rank, dev, shown, false));
+        }
+        let tag = r.launcher_rank.filter(|&t| t >= shown)?;
+        Some((tag, dev, shown, true))
     })
 }
 
@@ -1012,6 +1028,9 @@ fn deliberate_tcp(facts: &Facts) -> bool {
         p.env("NCCL_NET")
             .is_some_and(|f| f.value.eq_ignore_ascii_case("socket"))
             || p.loaded_plugin
+                .as_ref()
+                .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
+            || p.self_named
                 .as_ref()
                 .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
     }) || facts.ranks.iter().any(|r| {
