@@ -437,7 +437,7 @@ fn expect_flag_sets_the_exit_code() {
         .assert()
         .code(1);
     netcheck()
-        .args(["analyze", "--expect", "nvlink"])
+        .args(["analyze", "--expect", "infiniband"])
         .arg(&log)
         .assert()
         .code(2);

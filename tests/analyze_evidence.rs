@@ -67,6 +67,19 @@ const ROWS: &[Row] = &[
       a:1:1 [3] NCCL INFO Using network Socket\n\
       a:1:1 [3] NCCL INFO comm 0x1 rank 3 nranks 8 cudaDev 3 busId 40 - Init COMPLETE\n",
      Transport::Unknown, Some(false), None),
+    ("mpirun tags number ranks past the GPUs the host shows",
+     "[1,9]<stdout>:a:1:1 [1] NCCL INFO NET/IB : No device found.\n\
+      [1,9]<stdout>:a:1:1 [1] NCCL INFO Using network Socket\n\
+      [1,8]<stdout>:a:2:2 [0] NCCL INFO Using network Socket\n",
+     Transport::Socket, Some(false), Some("launcher-tags")),
+    ("must not: tags within the host's GPUs",
+     "[1,1]<stdout>:a:1:1 [1] NCCL INFO NET/IB : No device found.\n\
+      [1,1]<stdout>:a:1:1 [1] NCCL INFO Using network Socket\n\
+      [1,0]<stdout>:a:2:2 [0] NCCL INFO Using network Socket\n",
+     Transport::Unknown, Some(false), None),
+    ("a plugin named by its WARN location",
+     "g:1:5 [0] net_fastsocket.cc:321 NCCL WARN Call to connect returned Connection refused, retrying\n",
+     Transport::Unknown, Some(false), Some("plugin-symbols")),
     ("nccl-tests' device list over two hosts, 2.5 init sequence with IB ports",
      "#  Rank  0 Group  0 Pid   100 on      hosta device  0 [0x1b] Tesla V100\n\
       #  Rank  1 Group  0 Pid   200 on      hostb device  0 [0x1b] Tesla V100\n\

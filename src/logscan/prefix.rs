@@ -378,6 +378,25 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<String> {
     (!tag.is_empty()).then(|| tag.chars().take(80).collect())
 }
 
+/// The global rank a launcher's tag carries: mpirun `[1,12]`, torch `[rank12]`, `[12]`,
+/// `srun -l`'s `12`. Names without a number (`[default0]` of torchrun's workers is a local
+/// index, Ray's `(pid=.., ip=..)`) carry none.
+pub fn launcher_rank(tag: &str) -> Option<u32> {
+    let inner = tag.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+    let number = match inner {
+        Some(inner) => match inner.split_once(',') {
+            Some((job, rank)) if parse_u32(job.as_bytes()).is_some() => rank,
+            Some(_) => return None,
+            None => inner
+                .strip_prefix("rank")
+                .or_else(|| inner.strip_prefix("Rank "))
+                .unwrap_or(inner),
+        },
+        None => tag,
+    };
+    parse_u32(number.trim().as_bytes())
+}
+
 /// Copies `line` into `out` without ANSI colour sequences (`ESC [ ... letter`), which survive
 /// in Ray and kubectl output.
 pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
@@ -401,6 +420,21 @@ pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launcher_rank_numbers() {
+        for (tag, rank) in [
+            ("[1,12]", Some(12)),
+            ("[rank12]", Some(12)),
+            ("[12]", Some(12)),
+            ("12", Some(12)),
+            ("[default0]", None),
+            ("(RayTrainWorker pid=1, ip=10.0.0.1)", None),
+            ("[pod/train-0/main]", None),
+        ] {
+            assert_eq!(launcher_rank(tag), rank, "{tag}");
+        }
+    }
 
     fn records(line: &str) -> Vec<Record<'_>> {
         let mut out = Vec::new();

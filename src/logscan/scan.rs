@@ -175,6 +175,22 @@ static HEADER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
+/// A plugin named by the source location of its WARN (`net_fastsocket.cc:123`,
+/// `tcpxCommProgress:456`): the plugin whose code printed it was loaded.
+fn plugin_in_location(before_marker: &[u8]) -> Option<&'static str> {
+    static NAMES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["fastsocket", "tcpx"])
+            .expect("valid patterns")
+    });
+    let found = NAMES.find(before_marker)?;
+    Some(match found.pattern().as_u32() {
+        0 => "FastSocket",
+        _ => "GPUDirectTCPX",
+    })
+}
+
 impl Analyzer {
     pub fn new(options: Options) -> Self {
         Analyzer {
@@ -255,6 +271,15 @@ impl Analyzer {
     }
 
     fn record(&mut self, record: Record, seen: &Seen) {
+        if record.level == Level::Warn
+            && let Some(name) = plugin_in_location(record.place.before_marker())
+        {
+            let event = Event::PluginSelfNamed {
+                name,
+                connected: false,
+            };
+            self.event(&record.place, event, seen);
+        }
         if let Some(event) = classify(record.level, &record.msg) {
             self.event(&record.place, event, seen);
         }
@@ -308,6 +333,15 @@ impl Analyzer {
             .facts
             .rank_for(process, None, origin.host, origin.pid, origin.dev)?;
         self.recent.remember(origin.prefix, rank);
+        // The launcher's rank number in its tag (`[1,12]<stdout>:`, `[rank12]:`, `12: `).
+        if self.facts.ranks[rank].launcher_rank.is_none()
+            && !origin.wrapper.is_empty()
+            && let Some(number) = wrapper_tag(origin.wrapper)
+                .as_deref()
+                .and_then(prefix::launcher_rank)
+        {
+            self.facts.ranks[rank].launcher_rank = Some(number);
+        }
         Some(rank)
     }
 

@@ -8,7 +8,7 @@
 //! `unknown`, never a guess.
 
 use super::analysis::{Evidence, Transport};
-use super::facts::{Facts, PluginFailure, Process, Rank};
+use super::facts::{Fact, Facts, PluginFailure, Process, Rank};
 
 /// A kind of evidence that decided the node count or the transport (DESIGN.md `basis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -23,6 +23,8 @@ pub enum Basis {
     RankNumbering,
     /// nccl-tests' `# Rank N Pid P on HOST device D` table.
     NcclTestsDeviceList,
+    /// A launcher's rank tag (`[1,12]`, `[rank12]`) past the GPUs its host shows.
+    LauncherTags,
     /// Every rank of the communicator is in the log, all on one host.
     AllRanksOneHost,
     /// The largest communicator has one rank.
@@ -56,6 +58,7 @@ impl Basis {
             Basis::DistinctHosts => "distinct-hosts",
             Basis::RankNumbering => "rank-numbering",
             Basis::NcclTestsDeviceList => "nccl-tests-device-list",
+            Basis::LauncherTags => "launcher-tags",
             Basis::AllRanksOneHost => "all-ranks-one-host",
             Basis::OneRankComm => "one-rank-comm",
             Basis::OneProcess => "one-process",
@@ -194,9 +197,9 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
     let rdma_signals = rdma_signals(facts, &per_rank);
     let rdma_carried = rdma_carried(facts, &decided);
     let socket_module = decided.iter().flatten().any(|d| {
-        d.network
-            .as_deref()
-            .is_some_and(|n| n.eq_ignore_ascii_case("socket"))
+        d.network.as_deref().is_some_and(|n| {
+            n.eq_ignore_ascii_case("socket") || n.eq_ignore_ascii_case("fastsocket")
+        })
     });
     let socket_fallback = socket_fallback(
         facts,
@@ -289,143 +292,239 @@ impl JobContext {
     }
 }
 
-/// What the log shows about the node count, strongest evidence first. Several nodes: NCCL's
-/// `nNodes`, network connections, two host names, rank numbers past one host's GPUs. One
-/// node: `nNodes 1`, a one-rank communicator, every rank in one process, nccl-tests' table on
-/// one host, every rank of the communicator on one host. Else unknown — never one by default.
+/// What a node-count rule sees: the facts, the host names and the communicator size.
+struct NodeView<'a> {
+    facts: &'a Facts,
+    hosts: &'a [String],
+    /// The largest `nNodes` line.
+    nnodes: Option<&'a Fact<u32>>,
+    /// The most ranks any communicator line or ring listing showed.
+    world: u32,
+}
+
+type NodeRule = fn(&NodeView) -> Option<Nodes>;
+
+/// The node-count rules, strongest evidence first: several nodes, then one node. The first
+/// that applies decides; none: the node count is unknown, never one by default.
+const NODE_RULES: &[NodeRule] = &[
+    several_by_nnodes,
+    several_by_channel_lines,
+    several_by_hosts,
+    several_by_net_errors,
+    several_by_rank_numbers,
+    one_by_nnodes,
+    one_by_one_rank_comm,
+    one_by_comm_init_all,
+    one_by_one_process,
+    one_by_nccl_tests_table,
+    one_by_all_ranks_on_one_host,
+];
+
+/// What the log shows about the node count (DESIGN.md: the evidence kinds of `basis`).
 pub fn node_count(facts: &Facts, hosts: &[String]) -> Nodes {
-    let found = |count, basis, why: String, evidence: Option<&Evidence>| Nodes {
+    let view = NodeView {
+        facts,
+        hosts,
+        nnodes: facts
+            .ranks
+            .iter()
+            .filter_map(|r| r.max_nnodes.as_ref())
+            .max_by_key(|f| f.value),
+        world: facts
+            .ranks
+            .iter()
+            .map(|r| r.world.max(r.ring_ranks))
+            .max()
+            .unwrap_or(0),
+    };
+    NODE_RULES
+        .iter()
+        .find_map(|rule| rule(&view))
+        .unwrap_or(Nodes {
+            count: NodeCount::Unknown,
+            basis: None,
+            why: String::new(),
+            evidence: None,
+        })
+}
+
+fn found(
+    count: NodeCount,
+    basis: Basis,
+    why: String,
+    evidence: Option<&Evidence>,
+) -> Option<Nodes> {
+    Some(Nodes {
         count,
         basis: Some(basis),
         why,
         evidence: evidence.cloned(),
-    };
-    let nnodes = facts
-        .ranks
-        .iter()
-        .filter_map(|r| r.max_nnodes.as_ref())
-        .max_by_key(|f| f.value);
-    if let Some(n) = nnodes.filter(|n| n.value > 1) {
-        let why = format!("nNodes {}", n.value);
-        return found(NodeCount::Several, Basis::Nnodes, why, Some(&n.evidence));
-    }
-    let net_conn = facts.ranks.iter().find_map(|r| {
+    })
+}
+
+/// `nNodes K` with K > 1 (2.20.3+).
+fn several_by_nnodes(v: &NodeView) -> Option<Nodes> {
+    let n = v.nnodes.filter(|n| n.value > 1)?;
+    let why = format!("nNodes {}", n.value);
+    found(NodeCount::Several, Basis::Nnodes, why, Some(&n.evidence))
+}
+
+/// A `via NET/...` or `P2P/MNNVL` connection line.
+fn several_by_channel_lines(v: &NodeView) -> Option<Nodes> {
+    let conn = v.facts.ranks.iter().find_map(|r| {
         r.conns
             .iter()
             .find(|c| c.is_network() || c.label == "P2P/MNNVL")
-    });
-    if let Some(conn) = net_conn {
-        let why = format!("{} connections between ranks", conn.label);
-        return found(
-            NodeCount::Several,
-            Basis::ChannelLines,
-            why,
-            Some(&conn.evidence),
-        );
+    })?;
+    let why = format!("{} connections between ranks", conn.label);
+    found(
+        NodeCount::Several,
+        Basis::ChannelLines,
+        why,
+        Some(&conn.evidence),
+    )
+}
+
+/// Two or more host names (NCCL's prefix, or nccl-tests' rank table).
+fn several_by_hosts(v: &NodeView) -> Option<Nodes> {
+    if v.hosts.len() < 2 {
+        return None;
     }
-    if hosts.len() >= 2 {
-        let from_table = facts.header_hosts.len() >= 2;
-        let basis = if from_table {
-            Basis::NcclTestsDeviceList
-        } else {
-            Basis::DistinctHosts
-        };
-        let why = format!("{} hosts", hosts.len());
-        return found(NodeCount::Several, basis, why, None);
-    }
-    let traffic = facts.processes.iter().find_map(|p| {
+    let basis = if v.facts.header_hosts.len() >= 2 {
+        Basis::NcclTestsDeviceList
+    } else {
+        Basis::DistinctHosts
+    };
+    found(
+        NodeCount::Several,
+        basis,
+        format!("{} hosts", v.hosts.len()),
+        None,
+    )
+}
+
+/// Lines only a network connection produces: IB completion errors, NET/Socket progress
+/// errors, a plugin's own connection reports.
+fn several_by_net_errors(v: &NodeView) -> Option<Nodes> {
+    let evidence = v.facts.processes.iter().find_map(|p| {
         p.ib_traffic
             .as_ref()
             .or(p.socket_traffic.as_ref())
             .or(p.self_named_connected.as_ref())
-    });
-    if let Some(evidence) = traffic {
-        let why = "errors or connections of a network transport".to_string();
-        return found(NodeCount::Several, Basis::NetErrors, why, Some(evidence));
-    }
-    if let Some((rank, dev, gpus)) = rank_past_host(facts) {
-        let why = format!("rank {rank} on local device {dev} of a host showing {gpus} GPUs");
-        return found(NodeCount::Several, Basis::RankNumbering, why, None);
-    }
+    })?;
+    let why = "errors or connections of a network transport".to_string();
+    found(NodeCount::Several, Basis::NetErrors, why, Some(evidence))
+}
 
-    // One node.
-    if let Some(n) = nnodes.filter(|n| n.value == 1) {
-        return found(
-            NodeCount::One,
-            Basis::Nnodes,
-            "nNodes 1".into(),
-            Some(&n.evidence),
-        );
-    }
-    let world = facts
-        .ranks
-        .iter()
-        .map(|r| r.world.max(r.ring_ranks))
-        .max()
-        .unwrap_or(0);
-    let multi_rank = facts.ranks.iter().any(|r| r.multi_rank_comm) || world > 1;
-    if world == 1 && !multi_rank {
-        let why = "a communicator of one rank".to_string();
-        return found(NodeCount::One, Basis::OneRankComm, why, None);
-    }
-    if let Some(evidence) = facts
-        .ranks
-        .iter()
-        .find_map(|r| r.all_in_one_process.as_ref())
-    {
-        let why = "every rank in one process (ncclCommInitAll)".to_string();
-        return found(NodeCount::One, Basis::OneProcess, why, Some(evidence));
-    }
-    if world > 1
-        && let Some(p) = facts
-            .processes
-            .iter()
-            .find(|p| process_ranks(facts, p) >= world as usize)
-    {
-        let why = format!("all {world} ranks in process {}", p.label());
-        return found(NodeCount::One, Basis::OneProcess, why, None);
-    }
-    let table_complete = facts.header_hosts.len() == 1
-        && facts.header_max_rank.is_some_and(|max| {
-            max.checked_add(1) == Some(facts.header_ranks) && facts.header_ranks >= world
-        });
-    if table_complete {
-        let why = format!(
-            "nccl-tests lists all {} ranks on {}",
-            facts.header_ranks, facts.header_hosts[0]
-        );
-        let evidence = facts.header_evidence.as_ref();
-        return found(NodeCount::One, Basis::NcclTestsDeviceList, why, evidence);
-    }
-    if hosts.len() == 1 && world > 0 {
-        let on_host: Vec<&Rank> = facts
-            .ranks
-            .iter()
-            .filter(|r| r.dev.is_some())
-            .filter(|r| facts.processes[r.process].host.as_deref() == Some(hosts[0].as_str()))
-            .collect();
-        let max_dev = on_host.iter().filter_map(|r| r.dev).max().unwrap_or(0);
-        let shown = on_host.len();
-        if shown >= world as usize {
-            let why = format!("all {world} ranks on {}", hosts[0]);
-            return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
-        }
-        // Jobs put as many ranks on every node. A host that holds more than half of them,
-        // and has a GPU numbered for each, holds them all.
-        if 2 * shown > world as usize && max_dev + 1 >= world {
-            let why = format!(
-                "{shown} of {world} ranks on {}, which shows GPUs up to device {max_dev}",
-                hosts[0]
-            );
-            return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
-        }
-    }
-    Nodes {
-        count: NodeCount::Unknown,
-        basis: None,
-        why: String::new(),
+/// A global rank, or a launcher's rank tag, past the GPUs its host shows.
+fn several_by_rank_numbers(v: &NodeView) -> Option<Nodes> {
+    let (rank, dev, gpus, tag) = rank_past_host(v.facts)?;
+    let (basis, what) = if tag {
+        (Basis::LauncherTags, "launcher rank")
+    } else {
+        (Basis::RankNumbering, "rank")
+    };
+    let why = format!("{what} {rank} on local device {dev} of a host showing {gpus} GPUs");
+    found(NodeCount::Several, basis, why, None)
+}
+
+/// `nNodes 1` on every multi-rank communicator.
+fn one_by_nnodes(v: &NodeView) -> Option<Nodes> {
+    let n = v.nnodes.filter(|n| n.value == 1)?;
+    found(
+        NodeCount::One,
+        Basis::Nnodes,
+        "nNodes 1".into(),
+        Some(&n.evidence),
+    )
+}
+
+/// The largest communicator has one rank.
+fn one_by_one_rank_comm(v: &NodeView) -> Option<Nodes> {
+    let multi_rank = v.facts.ranks.iter().any(|r| r.multi_rank_comm);
+    (v.world == 1 && !multi_rank).then(|| Nodes {
+        count: NodeCount::One,
+        basis: Some(Basis::OneRankComm),
+        why: "a communicator of one rank".into(),
         evidence: None,
+    })
+}
+
+/// `ncclCommInitAll` (2.23+ names the API): one process made every rank.
+fn one_by_comm_init_all(v: &NodeView) -> Option<Nodes> {
+    let evidence = v
+        .facts
+        .ranks
+        .iter()
+        .find_map(|r| r.all_in_one_process.as_ref())?;
+    let why = "every rank in one process (ncclCommInitAll)".to_string();
+    found(NodeCount::One, Basis::OneProcess, why, Some(evidence))
+}
+
+/// One process holds every rank of the communicator (its devices, or the ranks its
+/// `P2P/direct pointer` links join).
+fn one_by_one_process(v: &NodeView) -> Option<Nodes> {
+    if v.world <= 1 {
+        return None;
     }
+    let p = v
+        .facts
+        .processes
+        .iter()
+        .find(|p| process_ranks(v.facts, p) >= v.world as usize)?;
+    let why = format!("all {} ranks in process {}", v.world, p.label());
+    found(NodeCount::One, Basis::OneProcess, why, None)
+}
+
+/// nccl-tests' whole rank table on one host.
+fn one_by_nccl_tests_table(v: &NodeView) -> Option<Nodes> {
+    let f = v.facts;
+    let complete = f.header_hosts.len() == 1
+        && f.header_max_rank.is_some_and(|max| {
+            max.checked_add(1) == Some(f.header_ranks) && f.header_ranks >= v.world
+        });
+    if !complete {
+        return None;
+    }
+    let why = format!(
+        "nccl-tests lists all {} ranks on {}",
+        f.header_ranks, f.header_hosts[0]
+    );
+    found(
+        NodeCount::One,
+        Basis::NcclTestsDeviceList,
+        why,
+        f.header_evidence.as_ref(),
+    )
+}
+
+/// Every rank of the communicator on the one host the log shows; or more than half of them
+/// on a host with a GPU numbered for each: jobs put as many ranks on every node, so the rest
+/// cannot be on another.
+fn one_by_all_ranks_on_one_host(v: &NodeView) -> Option<Nodes> {
+    let (world, host) = (v.world, v.hosts.first()?);
+    if v.hosts.len() != 1 || world == 0 {
+        return None;
+    }
+    let on_host: Vec<&Rank> = v
+        .facts
+        .ranks
+        .iter()
+        .filter(|r| r.dev.is_some())
+        .filter(|r| v.facts.processes[r.process].host.as_deref() == Some(host.as_str()))
+        .collect();
+    let max_dev = on_host.iter().filter_map(|r| r.dev).max().unwrap_or(0);
+    let shown = on_host.len();
+    if shown >= world as usize {
+        let why = format!("all {world} ranks on {host}");
+        return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+    }
+    if 2 * shown > world as usize && max_dev.saturating_add(1) >= world {
+        let why =
+            format!("{shown} of {world} ranks on {host}, which shows GPUs up to device {max_dev}");
+        return found(NodeCount::One, Basis::AllRanksOneHost, why, None);
+    }
+    None
 }
 
 /// The ranks a process is seen to hold: its devices, or the ranks its `P2P/direct pointer`
@@ -444,8 +543,9 @@ fn process_ranks(facts: &Facts, p: &Process) -> usize {
 /// A global rank at or above the number of GPUs its host shows (rank 155 on local device 3):
 /// it cannot be on that host's first node. Only where device numbers are real (some rank of
 /// the host on a device above 0; one GPU per process bound as device 0 says nothing).
-/// Returns (rank, device, GPUs shown).
-fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32)> {
+/// The launcher's rank tag counts the same way (`launcher` in the result).
+/// Returns (rank, device, GPUs shown, launcher).
+fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32, bool)> {
     let mut by_host: std::collections::HashMap<&str, (u32, u32)> = Default::default();
     for r in &facts.ranks {
         let (Some(host), Some(dev)) = (facts.processes[r.process].host.as_deref(), r.dev) else {
@@ -458,9 +558,16 @@ fn rank_past_host(facts: &Facts) -> Option<(u32, u32, u32)> {
     facts.ranks.iter().find_map(|r| {
         let host = facts.processes[r.process].host.as_deref()?;
         let (max_dev, count) = *by_host.get(host)?;
-        let shown = (max_dev + 1).max(count);
-        let (rank, dev) = (r.rank?, r.dev?);
-        (max_dev > 0 && rank >= shown && r.world > rank).then_some((rank, dev, shown))
+        let shown = max_dev.saturating_add(1).max(count);
+        let dev = r.dev?;
+        if max_dev == 0 {
+            return None;
+        }
+        if let Some(rank) = r.rank.filter(|&rank| rank >= shown && r.world > rank) {
+            return Some((rank, dev, shown, false));
+        }
+        let tag = r.launcher_rank.filter(|&t| t >= shown)?;
+        Some((tag, dev, shown, true))
     })
 }
 
@@ -1012,6 +1119,9 @@ fn deliberate_tcp(facts: &Facts) -> bool {
         p.env("NCCL_NET")
             .is_some_and(|f| f.value.eq_ignore_ascii_case("socket"))
             || p.loaded_plugin
+                .as_ref()
+                .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
+            || p.self_named
                 .as_ref()
                 .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
     }) || facts.ranks.iter().any(|r| {

@@ -273,12 +273,18 @@ impl Sink for Recorder<'_> {
 mod tests {
     use super::*;
 
-    /// Every event a replay delivers, classified on either thread, as text.
+    /// Every event a replay delivers, classified on either thread, as text. Records without
+    /// evidence count once per prefix, as the analyzer counts them (`scan::presence`).
     #[derive(Default)]
-    struct Log(Vec<String>);
+    struct Log(Vec<String>, SeenPrefixes);
 
     impl Log {
         fn event(&mut self, place: Place, event: Event, number: u64) {
+            if let Event::Presence = event
+                && !self.1.first_time(place.before_marker())
+            {
+                return;
+            }
             let before = String::from_utf8_lossy(place.before_marker()).into_owned();
             self.0
                 .push(format!("{number} {before:?} {} {event:?}", place.first));
