@@ -685,3 +685,43 @@ fn wrappers_around_every_line_change_nothing() {
         assert_eq!(key("x.txt", crlf), plain, "{file} with CRLF");
     }
 }
+
+/// Outputs pasted one after the other into one log are read as the runs each holds alone.
+#[test]
+fn concatenated_outputs_are_the_runs_of_each() {
+    use netcheck::ingest::{Input, ingest};
+    let files = [
+        "failed_before_rows.txt",
+        "docs_all_reduce.md",
+        "two_runs_terminal.log",
+        "pre213_srun.txt",
+        "v1_2018_all_reduce.txt",
+        "all_gather_nccl_failure.txt",
+        "hypercube_empty_redop.txt",
+        "ag_rs_single_host.txt",
+        "per_iter_gather_2_19.txt",
+    ];
+    let runs = |text: String| {
+        ingest(
+            &[Input {
+                origin: "x.txt".into(),
+                text,
+            }],
+            None,
+            None,
+        )
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let i = r.ingest.as_ref().unwrap();
+            (i.collective.clone(), r.world_size, r.rows.len(), r.status)
+        })
+        .collect::<Vec<_>>()
+    };
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(fixture(&format!("nccl-tests/{f}"))).unwrap())
+        .collect();
+    let each: Vec<_> = texts.iter().flat_map(|t| runs(t.clone())).collect();
+    assert_eq!(runs(texts.join("\n")), each);
+}

@@ -301,6 +301,9 @@ impl Parser {
         } else if let Some(columns) = Columns::from_header(body) {
             if self.has_results() {
                 self.start_run(true);
+            } else if self.columns.is_some() && !self.current.failures.is_empty() {
+                // The run before failed inside its table: this table is another run's.
+                self.start_run(false);
             }
             self.flush_pending();
             self.current.layout = columns.layout();
