@@ -322,6 +322,13 @@ impl Parser {
                 .split_whitespace()
                 .next();
             self.current.avg_busbw = value.and_then(|v| v.parse().ok());
+            if rest.trim_end().ends_with("FAILED") {
+                let note = format!(
+                    "{}: nccl-tests' own average-bandwidth check failed (`Avg bus bandwidth{rest}`)",
+                    self.origin
+                );
+                self.current.notes.push(note);
+            }
         } else if body.starts_with("(B)")
             || body.starts_with("Using devices")
             || body.starts_with("Reducing maxBytes")
