@@ -628,3 +628,100 @@ fn a_run_that_failed_before_measuring_fails_the_gate() {
             "Test NCCL failure all_gather.cu:52",
         ));
 }
+
+/// What a launcher, collector or docs page puts around each line changes nothing: every own
+/// fixture, wrapped line by line, gives the same runs.
+#[test]
+fn wrappers_around_every_line_change_nothing() {
+    use netcheck::ingest::{Input, ingest};
+    let key = |origin: &str, text: String| {
+        let records = ingest(
+            &[Input {
+                origin: origin.into(),
+                text,
+            }],
+            None,
+            None,
+        )
+        .unwrap();
+        records
+            .iter()
+            .map(|r| {
+                let i = r.ingest.as_ref().unwrap();
+                (i.collective.clone(), r.world_size, r.rows.len(), r.status)
+            })
+            .collect::<Vec<_>>()
+    };
+    let wrappers = [
+        " 3: ",
+        "[1,0]<stdout>:",
+        "gpu-node-7: ",
+        "[pod/nccl-0/worker] ",
+        "2026-12-01T08:00:00.123Z ",
+        "> ",
+        "[0] ",
+        "worker-1  | ",
+        "(RayTrainWorker pid=12, ip=10.0.0.1) ",
+        "    ",
+    ];
+    for file in [
+        "two_runs_terminal.log",
+        "docs_all_reduce.md",
+        "v1_2018_all_reduce.txt",
+        "per_iter_gather_2_19.txt",
+        "hypercube_empty_redop.txt",
+        "all_reduce_2nodes_efa.txt",
+        "ag_rs_single_host.txt",
+    ] {
+        let text = std::fs::read_to_string(fixture(&format!("nccl-tests/{file}"))).unwrap();
+        // The names in the file name stay out of it.
+        let plain = key("x.txt", text.clone());
+        assert!(!plain.is_empty());
+        for w in wrappers {
+            let wrapped: String = text.lines().map(|l| format!("{w}{l}\n")).collect();
+            assert_eq!(key("x.txt", wrapped), plain, "{file} behind `{w}`");
+        }
+        let crlf = text.replace('\n', "\r\n");
+        assert_eq!(key("x.txt", crlf), plain, "{file} with CRLF");
+    }
+}
+
+/// Outputs pasted one after the other into one log are read as the runs each holds alone.
+#[test]
+fn concatenated_outputs_are_the_runs_of_each() {
+    use netcheck::ingest::{Input, ingest};
+    let files = [
+        "failed_before_rows.txt",
+        "docs_all_reduce.md",
+        "two_runs_terminal.log",
+        "pre213_srun.txt",
+        "v1_2018_all_reduce.txt",
+        "all_gather_nccl_failure.txt",
+        "hypercube_empty_redop.txt",
+        "ag_rs_single_host.txt",
+        "per_iter_gather_2_19.txt",
+    ];
+    let runs = |text: String| {
+        ingest(
+            &[Input {
+                origin: "x.txt".into(),
+                text,
+            }],
+            None,
+            None,
+        )
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let i = r.ingest.as_ref().unwrap();
+            (i.collective.clone(), r.world_size, r.rows.len(), r.status)
+        })
+        .collect::<Vec<_>>()
+    };
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(fixture(&format!("nccl-tests/{f}"))).unwrap())
+        .collect();
+    let each: Vec<_> = texts.iter().flat_map(|t| runs(t.clone())).collect();
+    assert_eq!(runs(texts.join("\n")), each);
+}

@@ -86,17 +86,32 @@ pub fn parse(text: &str, origin: &str) -> (Vec<Section>, usize) {
             log_lines += 1;
             parser.nccl_version(line);
             // A row that NCCL's line interrupted: its first part is before the log line.
+            parser.in_log_line = true;
             parser.row(line, number, false);
+            parser.in_log_line = false;
             continue;
         }
         let body = line.strip_prefix('#').map_or(line, str::trim);
         if parser.nccl_tests_line(body) {
             continue;
         }
-        // An unknown prefix before a `#` line (`host | # nThread ...`).
-        if let Some(at) = line.find("# ").filter(|&at| at > 0)
-            && parser.nccl_tests_line(line[at + 1..].trim())
-        {
+        // An unknown wrapper before a `#` line (`host | # nThread ...`), or before a line
+        // whose `#` a docs generator stripped (`host | nThread ...`): try what follows the
+        // first few separators.
+        let after = |sep: &'static str| {
+            line.match_indices(sep)
+                .take(3)
+                .map(move |(at, _)| line[at + sep.len()..].trim())
+        };
+        let mut candidates = after("# ")
+            .chain(after(": "))
+            .chain(after("| "))
+            .chain(after("] "))
+            .chain(after(") "));
+        if candidates.any(|rest| {
+            let rest = rest.strip_prefix('#').map_or(rest, str::trim);
+            !rest.is_empty() && parser.nccl_tests_line(rest)
+        }) {
             continue;
         }
         if parser.row(body, number, index + 1 == lines.len()) {
@@ -127,6 +142,8 @@ struct Parser {
     stamp: Option<String>,
     /// The first lines of a command continued with `\\`.
     continued: String,
+    /// The line being read is an NCCL log line: only the start of a row counts in it.
+    in_log_line: bool,
 }
 
 /// Column names of the results table (normalised: `size`, `count`, `type`, `redop`, `root`,
@@ -284,6 +301,9 @@ impl Parser {
         } else if let Some(columns) = Columns::from_header(body) {
             if self.has_results() {
                 self.start_run(true);
+            } else if self.columns.is_some() && !self.current.failures.is_empty() {
+                // The run before failed inside its table: this table is another run's.
+                self.start_run(false);
             }
             self.flush_pending();
             self.current.layout = columns.layout();
@@ -302,6 +322,13 @@ impl Parser {
                 .split_whitespace()
                 .next();
             self.current.avg_busbw = value.and_then(|v| v.parse().ok());
+            if rest.trim_end().ends_with("FAILED") {
+                let note = format!(
+                    "{}: nccl-tests' own average-bandwidth check failed (`Avg bus bandwidth{rest}`)",
+                    self.origin
+                );
+                self.current.notes.push(note);
+            }
         } else if body.starts_with("(B)")
             || body.starts_with("Using devices")
             || body.starts_with("Reducing maxBytes")
@@ -339,6 +366,25 @@ impl Parser {
                 _ => tokens,
             };
         let starts_row = columns.starts_row(&tokens);
+        if self.in_log_line && !starts_row {
+            return false;
+        }
+        let is_value = |t: &String| matches!(cell(t), Cell::Number(_) | Cell::NotAvailable);
+        // The rest of a cut row behind a wrapper: the values that complete it, at the end.
+        let rest = self.pending.as_ref().and_then(|(head, _)| {
+            let need = columns.names.len().checked_sub(head.len())?;
+            let tail = tokens.len().checked_sub(need)?;
+            (need > 0 && tail > 0 && tokens[tail..].iter().all(is_value))
+                .then(|| tokens[tail..].to_vec())
+        });
+        if !starts_row
+            && !numeric
+            && let (Some(rest), Some((mut head, _))) = (rest, self.pending.take())
+        {
+            head.extend(rest);
+            self.push_row(&columns, &head, number);
+            return true;
+        }
         if !starts_row {
             if !numeric {
                 return false;
