@@ -498,6 +498,12 @@ mod tests {
     #[test]
     fn embedded_default_is_the_documented_sweep() {
         let c = BenchConfig::embedded_default();
+        // `netcheck run --help` states these defaults.
+        assert_eq!(
+            (c.sweep.step_factor, c.sweep.iters, c.sweep.warmup),
+            (2, 20, 5)
+        );
+        assert_eq!(c.sweep.dtypes, ["float32"]);
         assert_eq!(c.sweep.ops, ["all_gather", "reduce_scatter"]);
         assert_eq!(c.sweep.min_bytes.0, 1 << 10);
         assert_eq!(c.sweep.max_bytes.0, 1 << 30);

@@ -14,7 +14,8 @@
 //!   FIFO, a socket — is opened and written through, never replaced; a failed write (ENOSPC
 //!   from `/dev/full`) is an error;
 //! - a symbolic link is followed: the file it points to is written (atomically when that is a
-//!   regular file) and the link stays; a link to nothing is refused;
+//!   regular file) and the link stays; a link to a device or pipe (`/dev/stdout` →
+//!   `/proc/self/fd/1`) is opened by its name; a link to nothing is refused;
 //! - a folder is refused.
 
 use std::io::Write;
@@ -67,21 +68,24 @@ pub fn target(path: &Path) -> Result<Target> {
         }
         Err(e) => return Err(Error::write(path, e)),
     };
-    let resolved = if link {
-        std::fs::canonicalize(path).map_err(|e| Error::Usage {
-            message: format!(
-                "cannot write `{}`: it is a symbolic link to {}, which does not exist ({e})",
-                path.display(),
-                std::fs::read_link(path)
-                    .map(|t| format!("`{}`", t.display()))
-                    .unwrap_or_else(|_| "a file".into()),
-            ),
-            hint: Some("create the target first, or remove the link and name a file".into()),
-        })?
-    } else {
-        path.to_path_buf()
+    // The kind of what the name leads to, following links (`/dev/stdout` → `/proc/self/fd/1`
+    // → a pipe or a terminal).
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if link && e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Usage {
+                message: format!(
+                    "cannot write `{}`: it is a symbolic link to {}, which does not exist",
+                    path.display(),
+                    std::fs::read_link(path)
+                        .map(|t| format!("`{}`", t.display()))
+                        .unwrap_or_else(|_| "a file".into()),
+                ),
+                hint: Some("create the target first, or remove the link and name a file".into()),
+            });
+        }
+        Err(e) => return Err(Error::write(path, e)),
     };
-    let meta = std::fs::metadata(&resolved).map_err(|e| Error::write(path, e))?;
     let kind = meta.file_type();
     if kind.is_dir() {
         return Err(Error::Usage {
@@ -89,11 +93,16 @@ pub fn target(path: &Path) -> Result<Target> {
             hint: Some("name a file inside it".into()),
         });
     }
-    if kind.is_file() {
-        Ok(Target::Replace(resolved))
-    } else {
-        Ok(Target::WriteThrough(resolved))
+    if !kind.is_file() {
+        // Opened by the name given: a link such as /dev/stdout resolves only when opened.
+        return Ok(Target::WriteThrough(path.to_path_buf()));
     }
+    if link {
+        // The file the link points to is replaced; the link stays.
+        let real = std::fs::canonicalize(path).map_err(|e| Error::write(path, e))?;
+        return Ok(Target::Replace(real));
+    }
+    Ok(Target::Replace(path.to_path_buf()))
 }
 
 /// Writes `bytes` to `path` as the module doc says. Errors name the path the user gave.
@@ -282,6 +291,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let e = write_file(dir.path(), b"x").unwrap_err();
         assert!(e.to_string().contains("folder"), "{e}");
+    }
+
+    #[test]
+    fn dev_stdout_is_written_through_by_its_name() {
+        // /dev/stdout is a link to /proc/self/fd/1: a pipe, a file or a terminal under the
+        // test harness; whichever it is, the name is kept (never canonicalised to `pipe:[…]`).
+        match target(Path::new("/dev/stdout")).unwrap() {
+            Target::WriteThrough(p) => assert_eq!(p, Path::new("/dev/stdout")),
+            Target::Replace(p) => assert!(p.is_file(), "{p:?}"),
+            Target::Stdout => panic!("only `-` is Stdout"),
+        }
     }
 
     #[test]

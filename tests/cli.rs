@@ -243,3 +243,20 @@ fn docs_stand_alone() {
     }
     assert!(cites.is_empty(), "{}", cites.join("\n"));
 }
+
+#[test]
+fn run_help_states_the_sweep_defaults() {
+    let out = netcheck().args(["run", "--help"]).assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for default in [
+        "[default: all_gather,reduce_scatter",
+        "[default: 1K",
+        "[default: 1G",
+        "[default: 2",
+        "[default: 20",
+        "[default: 5",
+        "[default: float32",
+    ] {
+        assert!(help.contains(default), "{default}: {help}");
+    }
+}

@@ -454,3 +454,26 @@ fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
         "{text}"
     );
 }
+
+#[test]
+fn format_json_prints_the_verdict_like_the_other_commands() {
+    let out = netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .args(["--profile", "h200x2", "--format", "json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is the verdict");
+    assert_eq!(v["schema"], "netcheck.gate.v1");
+    assert_eq!(v["verdict"], "pass");
+    netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .args(["--format", "json", "--markdown", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--markdown, --json"));
+}

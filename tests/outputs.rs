@@ -189,3 +189,20 @@ fn a_folder_output_cannot_be_stdout() {
         .stderr(predicates::str::contains("folder"));
     assert!(!dir.path().join("-").exists());
 }
+
+#[test]
+fn dev_stdout_is_written_through_and_stays_a_link() {
+    netcheck()
+        .arg("gate")
+        .arg(results("healthy.json"))
+        .args(["--profile", "h200x2", "--junit", "/dev/stdout"])
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("<testsuites"));
+    assert!(
+        std::fs::symlink_metadata("/dev/stdout")
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}

@@ -51,9 +51,24 @@ pub struct Args {
     /// Write the verdict as JSON (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// What goes to stdout, as in the other commands: `text` (nothing: the verdict is on
+    /// stderr) or `json` (the verdict JSON, the same as `--json -`).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    pub format: String,
 }
 
-pub fn run(args: Args) -> Result<Outcome> {
+pub fn run(mut args: Args) -> Result<Outcome> {
+    if args.format == "json" {
+        match &args.json {
+            None => args.json = Some(PathBuf::from("-")),
+            Some(p) if crate::output::is_stdio(p) => {}
+            Some(_) => {
+                return Err(crate::error::Error::usage(
+                    "--format json writes the verdict to stdout; with --json FILE as well, leave one out",
+                ));
+            }
+        }
+    }
     let tolerance = args
         .tolerance
         .unwrap_or(super::report::DEFAULT_TOLERANCE_PCT);

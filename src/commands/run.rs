@@ -10,25 +10,28 @@ pub struct Args {
     /// Bench config TOML (default: the embedded bench-configs/default.toml).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Collectives, comma-separated: all_gather, reduce_scatter, all_reduce.
+    /// Collectives, comma-separated: all_gather, reduce_scatter, all_reduce
+    /// [default: all_gather,reduce_scatter, or the config's].
     #[arg(long, value_delimiter = ',')]
     pub ops: Option<Vec<String>>,
-    /// Smallest size (the gathered buffer, as nccl-tests counts it), e.g. 1K.
+    /// Smallest size (the gathered buffer, as nccl-tests counts it) [default: 1K, or the
+    /// config's].
     #[arg(long, value_name = "SIZE")]
     pub min_bytes: Option<ByteSize>,
-    /// Largest size, e.g. 1G.
+    /// Largest size [default: 1G, or the config's].
     #[arg(long, value_name = "SIZE")]
     pub max_bytes: Option<ByteSize>,
-    /// Multiply the size by this between steps.
+    /// Multiply the size by this between steps [default: 2, or the config's].
     #[arg(long, value_name = "N")]
     pub step_factor: Option<u64>,
-    /// Timed iterations per size.
+    /// Timed iterations per size [default: 20, or the config's].
     #[arg(long, value_name = "N")]
     pub iters: Option<u32>,
-    /// Untimed iterations before timing.
+    /// Untimed iterations before timing [default: 5, or the config's].
     #[arg(long, value_name = "N")]
     pub warmup: Option<u32>,
-    /// Data types, comma-separated: float32, bfloat16, float16, int8, ...
+    /// Data types, comma-separated: float32, bfloat16, float16, int8, ... [default: float32,
+    /// or the config's].
     #[arg(long, value_delimiter = ',')]
     pub dtype: Option<Vec<String>>,
     /// Number of local GPUs to use (default: all).
