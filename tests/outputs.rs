@@ -138,8 +138,10 @@ fn ingest_out_dash_is_stdout_and_creates_no_file() {
         .get_output()
         .stdout
         .clone();
-    let record: serde_json::Value = serde_json::from_slice(&out).expect("stdout is the record");
-    assert_eq!(record["schema"], "netcheck.results.v1");
+    // The file holds two runs (all_gather, then reduce_scatter): a list of two records.
+    let records: serde_json::Value = serde_json::from_slice(&out).expect("stdout is the records");
+    assert_eq!(records.as_array().map(Vec::len), Some(2), "{records}");
+    assert_eq!(records[0]["schema"], "netcheck.results.v1");
     assert!(!dir.path().join("-").exists());
 }
 

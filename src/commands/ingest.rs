@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     crate::results::RunRecord::save_all(&records, &args.out)?;
     if records.len() > 1 {
         let out = match args.out.to_str() {
-            Some("-") => "stdout".to_string(),
+            Some("-") => "the records to stdout".to_string(),
             _ => args.out.display().to_string(),
         };
         eprintln!("wrote {out} ({} runs)", records.len());
