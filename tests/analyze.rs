@@ -94,7 +94,13 @@ fn transport_fallback_and_gdr_of_every_fixture() {
 
 #[test]
 fn single_node_logs_that_say_using_network_socket_are_not_a_fallback() {
-    for rel in ["h200/nvlink.log", "h200/shm.log", "h200/system-nccl.log"] {
+    // one-rank.log: `netcheck run` on a one-GPU host (nRanks 1 nNodes 1).
+    for rel in [
+        "h200/nvlink.log",
+        "h200/shm.log",
+        "h200/system-nccl.log",
+        "h200/one-rank.log",
+    ] {
         let a = analyze(rel);
         assert_eq!(a.networks, ["Socket"], "{rel}");
         assert_eq!(a.inter_node_transport, Transport::None, "{rel}");
