@@ -71,10 +71,7 @@ fn ci() -> bool {
 /// The shared control plane; `None` (with the reason on stderr) when it is not built here.
 /// Panics when it is built but does not start, or when `CI=true` and it is not built.
 pub fn cluster() -> Option<&'static Cluster> {
-    let skip = SKIP.get_or_init(|| match testenv_dir().and_then(check_built) {
-        Ok(_) => None,
-        Err(why) => Some(why),
-    });
+    let skip = SKIP.get_or_init(|| testenv_dir().and_then(check_built).err());
     if let Some(why) = skip {
         if ci() {
             panic!("CI=true but the Kubernetes test control plane is missing: {why}");
@@ -541,7 +538,6 @@ fn start() -> Result<Cluster, Unavailable> {
             format!("--node-port={kwok_port}"),
             format!("--server-address=127.0.0.1:{kwok_port}"),
             s("--enable-crds=Logs"),
-            s("-v=DEBUG"),
         ],
     )?;
     // The controller-manager works once it has made the default namespace's service account.
@@ -837,8 +833,8 @@ impl TestNs {
         // As on a real cluster, a new node carries the not-ready taint until the node lifecycle
         // controller sees it Ready.
         let deadline = Instant::now() + Duration::from_secs(60);
-        for (n, name) in nodes.iter().zip(&names) {
-            while n.ready {
+        for (_, name) in nodes.iter().zip(&names).filter(|(n, _)| n.ready) {
+            loop {
                 let node = api.get(name).await.unwrap();
                 let tainted = node
                     .spec

@@ -71,20 +71,22 @@ fn launch_cmd(
         .arg(kubeconfig)
         .args(["-n", &ns.name, "--image", IMAGE, "--out"])
         .arg(out)
-        .args([
-            "--poll-interval",
-            "200ms",
-            "--schedule-timeout",
-            "20s",
-            "--timeout",
-            "40s",
-        ])
         .args(extra)
         .env_remove("KUBECONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Short limits for tests, unless the test sets its own.
+    for (flag, value) in [
+        ("--poll-interval", "200ms"),
+        ("--schedule-timeout", "20s"),
+        ("--timeout", "40s"),
+    ] {
+        if !extra.contains(&flag) {
+            cmd.args([flag, value]);
+        }
+    }
     if !extra.contains(&"--nodes") {
         cmd.args(["--selector", &ns.selector()]);
     }
@@ -99,14 +101,21 @@ async fn launch(ns: &TestNs, kubeconfig: &Path, extra: &[&str]) -> Launched {
         .output()
         .await
         .expect("run netcheck launch");
-    Launched {
+    let launched = Launched {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         out,
         elapsed: t0.elapsed(),
         _dir: dir,
+    };
+    if std::env::var_os("NETCHECK_TEST_SHOW").is_some() {
+        eprintln!(
+            "--- netcheck launch {extra:?} in {:.1}s: {launched}",
+            launched.elapsed.as_secs_f64()
+        );
     }
+    launched
 }
 
 /// The run's objects must all be gone (the API server lists none carrying its label).
@@ -485,6 +494,19 @@ async fn a_failing_node_is_isolated_by_name() {
     let groups: std::collections::BTreeSet<Vec<String>> =
         pods.seen().into_iter().map(|p| p.group).collect();
     assert_eq!(groups.len(), 4, "{groups:?}");
+    // The peer the Job controller stopped (and deleted) in round 1 left its log: the copy the
+    // launcher followed while it ran.
+    let peer = &nodes[3];
+    let saved = walk(&run.out.join("pods/g2"));
+    let peer_log = saved
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with(&format!("-{peer}.log")))
+        .unwrap_or_else(|| panic!("no log of {peer} in {saved:?}\n{run}"));
+    assert!(
+        std::fs::read_to_string(peer_log)
+            .unwrap()
+            .contains("Using network AWS Libfabric")
+    );
     assert_nothing_left(&ns, &run).await;
 }
 
@@ -677,9 +699,15 @@ async fn sigint_mid_round_leaves_nothing() {
 async fn keep_keeps_the_objects_and_says_how_to_remove_them() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("keep").await;
-    ns.add_nodes(&p5_nodes(2)).await;
+    let nodes = ns.add_nodes(&p5_nodes(2)).await;
     let _pods = ns.run_pods(all_pass);
-    let run = launch(&ns, &cluster.kubeconfig, &["--keep", "--run-id", "kept1"]).await;
+    let nodes = nodes.join(",");
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--keep", "--run-id", "kept1", "--nodes", &nodes],
+    )
+    .await;
     assert_eq!(run.code, Some(0), "{run}");
     let left = ns.labelled("netcheck.io/run=kept1").await;
     for kind in ["configmap/", "secret/", "job.batch/", "service/", "pod/"] {
@@ -809,4 +837,38 @@ async fn sixty_four_nodes() {
         requests.len()
     );
     assert!(!requests.is_empty());
+}
+
+/// Scenario 4: the other modes. `full`: one Indexed Job over a whole pool (one node-affinity
+/// term per node, one pod per node). `ring` on three nodes: every pair once, in three steps,
+/// each leaving one node out, which is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_and_ring_modes_on_the_real_scheduler() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("modes").await;
+    let nodes = ns.add_nodes(&p5_nodes(4)).await;
+    let pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &cluster.kubeconfig, &["--mode", "full"]).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    let placed: std::collections::BTreeSet<String> =
+        pods.seen().into_iter().map(|p| p.node).collect();
+    assert_eq!(placed.len(), 4, "one pod per node: {placed:?}");
+    assert_nothing_left(&ns, &run).await;
+
+    let three = nodes[..3].join(",");
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--mode", "ring", "--nodes", &three],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.results()["pairs"].as_array().unwrap().len(), 3, "{run}");
+    for n in &nodes[..3] {
+        assert!(
+            run.stderr.contains(&format!("{n} sits out round")),
+            "{n} never named as sitting out\n{run}"
+        );
+    }
+    assert_nothing_left(&ns, &run).await;
 }
