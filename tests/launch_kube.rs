@@ -872,3 +872,45 @@ async fn full_and_ring_modes_on_the_real_scheduler() {
     }
     assert_nothing_left(&ns, &run).await;
 }
+
+/// The real API server's Pod Security admission: in a namespace enforcing `baseline`, the Job
+/// controller cannot create pods that add CAP_IPC_LOCK. The launcher reports the Job's
+/// FailedCreate event without waiting for the scheduling timeout (exit 4, nothing left), and
+/// `--no-ipc-lock` runs there (docs/launch.md's advice, checked).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pod_security_baseline_refuses_ipc_lock_and_no_ipc_lock_runs() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("psa").await;
+    let out = cluster
+        .kubectl()
+        .args(["label", "namespace", &ns.name])
+        .arg("pod-security.kubernetes.io/enforce=baseline")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ns.add_nodes(&p5_nodes(2)).await;
+    let _pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &cluster.kubeconfig, &["--schedule-timeout", "60s"]).await;
+    assert_eq!(run.code, Some(4), "{run}");
+    assert!(run.stderr.contains("the Job created 0 of 2 pods"), "{run}");
+    assert!(run.stderr.contains("FailedCreate"), "{run}");
+    assert!(run.stderr.contains("IPC_LOCK"), "{run}");
+    assert!(
+        run.stderr
+            .contains("the namespace enforces a Pod Security level: run with --no-ipc-lock"),
+        "{run}"
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(40),
+        "waited {:?}\n{run}",
+        run.elapsed
+    );
+    assert_nothing_left(&ns, &run).await;
+    let run = launch(&ns, &cluster.kubeconfig, &["--no-ipc-lock"]).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_nothing_left(&ns, &run).await;
+}
