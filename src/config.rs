@@ -35,6 +35,53 @@ pub struct BenchConfig {
     pub references: Vec<Reference>,
 }
 
+/// The sweep flags `netcheck run` takes, and `netcheck launch` passes on to its pods: both
+/// apply them the same way, so `launch` rejects before creating anything what `run` in the
+/// pods would reject after scheduling.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SweepFlags {
+    pub ops: Option<Vec<String>>,
+    pub min_bytes: Option<ByteSize>,
+    pub max_bytes: Option<ByteSize>,
+    pub step_factor: Option<u64>,
+    pub iters: Option<u32>,
+    pub warmup: Option<u32>,
+    pub dtypes: Option<Vec<String>>,
+    pub expect: Option<String>,
+}
+
+impl SweepFlags {
+    /// Flags override the matching config fields; the result is validated like a config file.
+    pub fn apply(&self, config: &mut BenchConfig, origin: &str) -> Result<()> {
+        let s = &mut config.sweep;
+        if let Some(ops) = &self.ops {
+            s.ops = ops.clone();
+        }
+        if let Some(v) = self.min_bytes {
+            s.min_bytes = v;
+        }
+        if let Some(v) = self.max_bytes {
+            s.max_bytes = v;
+        }
+        if let Some(v) = self.step_factor {
+            s.step_factor = v;
+        }
+        if let Some(v) = self.iters {
+            s.iters = v;
+        }
+        if let Some(v) = self.warmup {
+            s.warmup = v;
+        }
+        if let Some(d) = &self.dtypes {
+            s.dtypes = d.clone();
+        }
+        if let Some(t) = &self.expect {
+            config.expect.transport = Some(t.clone());
+        }
+        config.validate(origin)
+    }
+}
+
 /// What to measure. Field names match the `netcheck run` flags.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]

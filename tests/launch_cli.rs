@@ -468,3 +468,80 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         "the pre-check ran first: {err}"
     );
 }
+
+/// Everything the pods' `netcheck run` would reject is rejected before a cluster is read
+/// (exit 2), the way `run` rejects it; so are names the API server would refuse.
+#[test]
+fn bad_flags_are_exit_2_before_any_cluster_is_read() {
+    let base = [
+        "launch",
+        "--nodes",
+        "n-a,n-b",
+        "--image",
+        "example.com/netcheck:1",
+    ];
+    let cases: &[(&[&str], &str)] = &[
+        (&["--ops", "allgather"], "unknown collective `allgather`"),
+        (&["--dtype", "fp32"], "unknown data type `fp32`"),
+        (&["--iters", "0"], "iters"),
+        (
+            &["--min-bytes", "1G", "--max-bytes", "1K"],
+            "smaller than min_bytes",
+        ),
+        (&["-n", "Bad_NS"], "not a valid namespace name"),
+        (&["--port", "0"], "--port 0"),
+    ];
+    for (extra, said) in cases {
+        // KUBECONFIG points nowhere: reading the cluster would be exit 3, not 2.
+        let out = netcheck()
+            .args(base)
+            .args(*extra)
+            .env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(said), "{extra:?}: {err}");
+    }
+    // The same flags `run` rejects the same way.
+    let out = netcheck()
+        .args(["run", "--ops", "allgather"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("unknown collective `allgather`"));
+    let out = netcheck()
+        .args(["launch", "--nodes", "n-a,n-b,n-a", "--image", "x"])
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("`n-a` more than once"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// With an odd number of nodes, the one left out of round 1 is named, with when it is tested.
+#[test]
+fn the_node_sitting_out_an_odd_round_is_named() {
+    let out = netcheck()
+        .args([
+            "launch",
+            "--dry-run",
+            "--nodes",
+            "n-a,n-b,n-c",
+            "--gpus-per-node",
+            "8",
+        ])
+        .args(["--image", "example.com/netcheck:1", "-n", "gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        yaml.contains("# n-c sits out round 1 (odd number of nodes in its pool); it is paired with a node that passed in round 2"),
+        "{yaml}"
+    );
+}

@@ -254,9 +254,13 @@ async fn the_objects_follow_the_worker_contract() {
     assert_eq!(limits["hugepages-2Mi"], "5Gi");
     assert_eq!(c["resources"]["requests"], c["resources"]["limits"]);
     let pinned = &pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    // One term per node: the API server allows one value per `metadata.name` field selector.
     assert_eq!(
-        pinned["nodeSelectorTerms"][0]["matchFields"][0]["values"],
-        serde_json::json!(["node-0", "node-1"])
+        pinned["nodeSelectorTerms"],
+        serde_json::json!([
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-0"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]},
+        ])
     );
 }
 

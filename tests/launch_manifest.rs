@@ -252,8 +252,15 @@ proptest! {
         let last_host = format!("{job_name}-{}", nodes.len() - 1);
         prop_assert!(is_dns1123_label(&last_host));
         prop_assert_eq!(template["metadata"]["annotations"]["netcheck.io/nodes"].as_str().unwrap(), nodes.join(","));
-        let values = &template["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchFields"][0]["values"];
-        prop_assert_eq!(values, &serde_json::json!(nodes));
+        // One value per matchFields requirement (the API server's rule), one term per node.
+        let terms = template["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].as_array().unwrap();
+        let pinned: Vec<String> = terms.iter().map(|t| {
+            let fields = t["matchFields"].as_array().unwrap();
+            assert_eq!(fields.len(), 1);
+            assert_eq!(fields[0]["values"].as_array().unwrap().len(), 1);
+            fields[0]["values"][0].as_str().unwrap().to_string()
+        }).collect();
+        prop_assert_eq!(&pinned, &nodes);
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{ByteSize, parse_duration};
+use crate::config::{BenchConfig, ByteSize, SweepFlags, parse_duration};
 use crate::error::{Error, Outcome, Result};
 use crate::launch::kube::launcher::Settings;
 use crate::launch::kube::manifest::{RunSpec, Shm, nccl_net_for};
@@ -203,7 +203,12 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
                 .filter(|n| !n.is_empty())
                 .collect();
             unique.sort();
-            unique.dedup();
+            if let Some(twice) = unique.windows(2).find(|w| w[0] == w[1]) {
+                return Err(usage(
+                    &format!("--nodes names `{}` more than once", twice[0]),
+                    "name each node once",
+                ));
+            }
             if unique.len() < 2 {
                 return Err(usage(
                     "--nodes needs at least two nodes",
@@ -220,6 +225,39 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
             ));
         }
     };
+    if let Some(ns) = &args.namespace
+        && !names::is_dns1123_label(ns)
+    {
+        return Err(usage(
+            &format!(
+                "--namespace `{ns}` is not a valid namespace name (lowercase letters, digits \
+                 and `-`, starting and ending with a letter or digit, at most 63 characters)"
+            ),
+            "e.g. -n netcheck",
+        ));
+    }
+    if args.port == 0 {
+        return Err(usage(
+            "--port 0 is not a port rank 0 can listen on for its peers",
+            "pick a fixed port, e.g. --port 29400 (the default)",
+        ));
+    }
+    // The pods run `netcheck run` with these flags: check them exactly as it will, before a
+    // single pod is scheduled to find out.
+    SweepFlags {
+        ops: args.ops.clone(),
+        min_bytes: args.min_bytes,
+        max_bytes: args.max_bytes,
+        step_factor: None,
+        iters: args.iters,
+        warmup: args.warmup,
+        dtypes: args.dtype.clone(),
+        expect: args.expect.clone(),
+    }
+    .apply(
+        &mut BenchConfig::embedded_default(),
+        "command-line flags for the pods' `netcheck run`",
+    )?;
     let image = args.image.clone().ok_or_else(|| {
         usage(
             "--image is required: the pods run netcheck from it",

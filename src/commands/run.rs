@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::{BenchConfig, ByteSize, parse_duration};
+use crate::config::{BenchConfig, ByteSize, SweepFlags, parse_duration};
 use crate::error::{Error, Outcome, Result};
 
 #[derive(Debug, clap::Args)]
@@ -205,30 +205,15 @@ fn fabric_check(
 
 /// Flags override the matching config fields; the result is validated like a config file.
 fn apply_flags(config: &mut BenchConfig, args: &Args) -> Result<()> {
-    let s = &mut config.sweep;
-    if let Some(ops) = &args.ops {
-        s.ops = ops.clone();
+    SweepFlags {
+        ops: args.ops.clone(),
+        min_bytes: args.min_bytes,
+        max_bytes: args.max_bytes,
+        step_factor: args.step_factor,
+        iters: args.iters,
+        warmup: args.warmup,
+        dtypes: args.dtype.clone(),
+        expect: args.expect.clone(),
     }
-    if let Some(v) = args.min_bytes {
-        s.min_bytes = v;
-    }
-    if let Some(v) = args.max_bytes {
-        s.max_bytes = v;
-    }
-    if let Some(v) = args.step_factor {
-        s.step_factor = v;
-    }
-    if let Some(v) = args.iters {
-        s.iters = v;
-    }
-    if let Some(v) = args.warmup {
-        s.warmup = v;
-    }
-    if let Some(d) = &args.dtype {
-        s.dtypes = d.clone();
-    }
-    if let Some(t) = &args.expect {
-        config.expect.transport = Some(t.clone());
-    }
-    config.validate("command-line flags and config")
+    .apply(config, "command-line flags and config")
 }

@@ -97,6 +97,44 @@ pub struct Round {
     pub groups: Vec<Group>,
 }
 
+impl Round {
+    /// Nodes of `pools` that a sweep or ring round leaves out because their pool has an odd
+    /// number of nodes (none for isolation and full rounds, which test only some nodes or all).
+    pub fn sitting_out<'a>(&self, pools: &'a [Pool]) -> Vec<&'a str> {
+        if !matches!(self.purpose, Purpose::Sweep | Purpose::Ring { .. }) {
+            return vec![];
+        }
+        let busy: HashSet<&str> = self
+            .groups
+            .iter()
+            .flat_map(|g| g.nodes.iter().map(String::as_str))
+            .collect();
+        pools
+            .iter()
+            .filter(|p| p.nodes.len() >= 2)
+            .flat_map(|p| p.nodes.iter().map(String::as_str))
+            .filter(|n| !busy.contains(n))
+            .collect()
+    }
+
+    /// One line per node left out (`sitting_out`), saying when it is tested.
+    pub fn sitting_out_lines(&self, pools: &[Pool]) -> Vec<String> {
+        let later = match self.purpose {
+            Purpose::Sweep => "it is paired with a node that passed in round 2",
+            _ => "it is paired in the other steps",
+        };
+        self.sitting_out(pools)
+            .into_iter()
+            .map(|n| {
+                format!(
+                    "{n} sits out round {} (odd number of nodes in its pool); {later}",
+                    self.number
+                )
+            })
+            .collect()
+    }
+}
+
 /// What one group's benchmark said, as far as blame is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

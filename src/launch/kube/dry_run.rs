@@ -27,7 +27,7 @@ pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token:
         name: "dry-run".into(),
         nodes: nodes.to_vec(),
     };
-    let mut planner = Planner::new(settings.mode, vec![pool], settings.seed);
+    let mut planner = Planner::new(settings.mode, vec![pool.clone()], settings.seed);
     let round = planner.next_round();
     let expect = match settings.expect.as_deref() {
         Some("any") => None,
@@ -44,6 +44,13 @@ pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token:
         manifest::to_yaml(&manifest::token_secret(spec, token, None)),
     ];
     let groups = round.as_ref().map(|r| r.groups.as_slice()).unwrap_or(&[]);
+    let sitting_out: String = round
+        .as_ref()
+        .map(|r| r.sitting_out_lines(std::slice::from_ref(&pool)))
+        .unwrap_or_default()
+        .iter()
+        .map(|l| format!("# {l}\n"))
+        .collect();
     for (k, g) in groups.iter().enumerate() {
         let group = GroupSpec {
             seq: k as u32 + 1,
@@ -68,7 +75,7 @@ pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token:
          # Apply:  kubectl apply -f -\n\
          # Remove: kubectl delete -n {ns} configmap,secret,job,service -l {selector}\n\
          # Without the launcher nothing collects results: read them with kubectl logs.\n\
-         ---\n{body}",
+         {sitting_out}---\n{body}",
         run = spec.run,
         mode = settings.mode.as_str(),
         groups = groups.len(),

@@ -281,6 +281,10 @@ async fn run(
                 round.groups.len()
             ),
         );
+        let pool_list: Vec<Pool> = pools.iter().map(|(p, _)| p.clone()).collect();
+        for line in round.sitting_out_lines(&pool_list) {
+            say(settings, &format!("  {line}"));
+        }
         let mut groups = vec![];
         for g in &round.groups {
             seq += 1;

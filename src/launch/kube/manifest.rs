@@ -275,17 +275,23 @@ fn pod_spec(spec: &RunSpec, group: &GroupSpec, name: &str) -> PodSpec {
 fn affinity(spec: &RunSpec, group: &GroupSpec) -> Affinity {
     Affinity {
         // matchFields on metadata.name pins to the nodes without bypassing the scheduler
-        // (spec.nodeName would, and then fail on missing resources instead of waiting).
+        // (spec.nodeName would, and then fail on missing resources instead of waiting). The
+        // API server allows one value per `metadata.name` requirement (422 otherwise), so one
+        // term per node: terms are ORed.
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_fields: Some(vec![NodeSelectorRequirement {
-                        key: "metadata.name".into(),
-                        operator: "In".into(),
-                        values: Some(group.nodes.clone()),
-                    }]),
-                    ..Default::default()
-                }],
+                node_selector_terms: group
+                    .nodes
+                    .iter()
+                    .map(|node| NodeSelectorTerm {
+                        match_fields: Some(vec![NodeSelectorRequirement {
+                            key: "metadata.name".into(),
+                            operator: "In".into(),
+                            values: Some(vec![node.clone()]),
+                        }]),
+                        ..Default::default()
+                    })
+                    .collect(),
             }),
             ..Default::default()
         }),
