@@ -3,6 +3,7 @@
 mod util;
 
 mod analyze;
+mod analyze_kube;
 mod analyze_props;
 mod cli;
 mod doctor;
