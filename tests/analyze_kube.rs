@@ -161,6 +161,23 @@ async fn make_pods(ns: &TestNs, specs: &[PodSpec]) {
         pods.patch(&s.name, &PatchParams::default(), &Patch::Merge(start))
             .await
             .unwrap();
+        // The pod runs as a kubelet would report it (kwok serves the log either way).
+        let now = "2026-12-01T06:00:00Z";
+        let mut container = json!({"name": s.container, "image": "registry.example.com/train:1",
+            "imageID": "", "ready": true, "started": true, "restartCount": 0,
+            "state": {"running": {"startedAt": now}}});
+        if s.previous_log.is_some() {
+            container["restartCount"] = json!(1);
+            container["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error",
+                "startedAt": now, "finishedAt": now}});
+        }
+        let status = json!({"status": {"phase": "Running", "hostIP": "127.0.0.1",
+            "podIP": "10.244.0.9", "startTime": now, "containerStatuses": [container],
+            "conditions": [{"type": "Ready", "status": "True"},
+                           {"type": "PodScheduled", "status": "True"}]}});
+        pods.patch_status(&s.name, &PatchParams::default(), &Patch::Merge(status))
+            .await
+            .unwrap_or_else(|e| panic!("status of pod {}: {e}", s.name));
     }
     // Until kwok runs every started pod (and the scheduler has judged the others).
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -181,7 +198,23 @@ async fn make_pods(ns: &TestNs, specs: &[PodSpec]) {
         if ready {
             return;
         }
-        assert!(Instant::now() < deadline, "pods not running after 30s");
+        if Instant::now() >= deadline {
+            let all: Vec<Value> = pods
+                .list(&Default::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|p| {
+                    json!({"name": p.metadata.name, "annotations": p.metadata.annotations,
+                    "node": p.spec.and_then(|s| s.node_name), "status": p.status})
+                })
+                .collect();
+            panic!(
+                "pods not running after 30s: {}",
+                serde_json::to_string_pretty(&all).unwrap()
+            );
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -315,7 +348,8 @@ async fn a_ray_cluster_on_efa_passes_with_expect_efa_and_nodes_from_the_cluster(
         (w1["efa"].as_u64(), w1["node_efa"].as_u64()),
         (Some(32), Some(32))
     );
-    assert_eq!(w1["hugepages"], "hugepages-2Mi=5120Mi");
+    // The API server writes quantities canonically (5120Mi is 5Gi).
+    assert_eq!(w1["hugepages"], "hugepages-2Mi=5Gi");
     assert_eq!(w1["env"]["NCCL_DEBUG"], "INFO");
     assert_eq!(w1["ranks"], json!([2, 3]));
     assert_eq!(w1["inter_node"], json!(["efa"]));
