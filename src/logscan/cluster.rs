@@ -130,16 +130,30 @@ pub fn apply(mut analysis: Analysis, pods: Vec<PodFacts>) -> ClusterAnalysis {
         .iter()
         .filter_map(|p| p.facts.node.clone())
         .collect();
-    if !nodes.is_empty() && analyzed.iter().all(|p| p.facts.node.is_some()) {
+    // The pods' nodes are the job's nodes when the pods hold every rank of it; a selection
+    // of some of its pods only bounds the count from below (NCCL's own count stays).
+    let ranks_held = owners.iter().filter(|o| !o.is_empty()).count() as u32;
+    let whole_job = analysis.ranks.is_none_or(|world| ranks_held >= world);
+    if !nodes.is_empty() && whole_job && analyzed.iter().all(|p| p.facts.node.is_some()) {
         analysis.nodes = Some(nodes.len() as u32);
+    }
+    if !whole_job {
+        // "NCCL counted N nodes but every rank runs on one host" reads the selected pods as
+        // the whole job; they hold only some of its ranks.
+        analysis.findings.retain(|f| f.id != "simulated-nodes");
     }
     let mut findings = Vec::new();
     for rule in RULES {
         rule(&analysis, &reports, &mut findings);
     }
+    // The cluster's findings name the cause: they come first within a severity.
+    let mut added = Vec::new();
     for f in findings {
-        merge(&mut analysis, f);
+        if let Some(f) = merge(&mut analysis, f) {
+            added.push(f);
+        }
     }
+    analysis.findings.splice(0..0, added);
     if analysis
         .findings
         .iter()
@@ -166,8 +180,8 @@ pub fn apply(mut analysis: Analysis, pods: Vec<PodFacts>) -> ClusterAnalysis {
 }
 
 /// A finding with the id of one the log analysis already made replaces its message (the
-/// same fact, now with pods and nodes) and keeps its evidence; others are added.
-fn merge(analysis: &mut Analysis, f: Finding) {
+/// same fact, now with pods and nodes) and keeps its evidence; others are returned, to add.
+fn merge(analysis: &mut Analysis, f: Finding) -> Option<Finding> {
     match analysis.findings.iter_mut().find(|g| g.id == f.id) {
         Some(existing) => {
             existing.message = f.message;
@@ -178,8 +192,9 @@ fn merge(analysis: &mut Analysis, f: Finding) {
             if f.hint.is_some() {
                 existing.hint = f.hint;
             }
+            None
         }
-        None => analysis.findings.push(f),
+        None => Some(f),
     }
 }
 
@@ -542,6 +557,7 @@ fn not_checked(_analysis: &Analysis, pods: &[PodReport], out: &mut Vec<Finding>)
                     stopped: Some(s), ..
                 }),
             ) if p.status == PodStatus::Unreadable => format!("{} ({s})", p.facts.pod),
+            _ if p.facts.gpus == 0 => format!("{} (no GPUs requested)", p.facts.pod),
             _ => p.facts.pod.clone(),
         };
         by.entry(p.status.as_str()).or_default().push(why);
@@ -571,10 +587,14 @@ fn not_checked(_analysis: &Analysis, pods: &[PodReport], out: &mut Vec<Finding>)
             parts.join("; ")
         )
     };
-    let no_debug = unchecked
-        .iter()
-        .any(|p| p.status == PodStatus::NoNcclLines && !p.facts.env.contains_key("NCCL_DEBUG"));
-    let hint = if no_debug {
+    let no_debug = unchecked.iter().any(|p| {
+        p.status == PodStatus::NoNcclLines
+            && p.facts.gpus > 0
+            && !p.facts.env.contains_key("NCCL_DEBUG")
+    });
+    let hint = if severity == Severity::Info {
+        "pods without GPUs (a Ray head, an MPI launcher) run no NCCL of their own"
+    } else if no_debug {
         "set NCCL_DEBUG=INFO in the pods' env (NCCL_DEBUG_SUBSYS=INIT,NET is enough) and restart the job"
     } else if unchecked
         .iter()
@@ -651,13 +671,15 @@ fn dash(items: &[String]) -> String {
     }
 }
 
+/// `8/32/5Gi`: GPUs, EFA devices and huge pages (sizes only; JSON has the resource names).
 fn requests(f: &PodFacts) -> String {
-    format!(
-        "{}/{}/{}",
-        f.gpus,
-        f.efa,
-        f.hugepages.as_deref().unwrap_or("-")
-    )
+    let pages = f.hugepages.as_deref().map_or("-".to_string(), |h| {
+        h.split(',')
+            .map(|kv| kv.split_once('=').map_or(kv, |(_, v)| v))
+            .collect::<Vec<_>>()
+            .join("+")
+    });
+    format!("{}/{}/{pages}", f.gpus, f.efa)
 }
 
 fn ranks_text(ranks: &[Option<u32>]) -> String {
@@ -710,7 +732,7 @@ fn status_text(p: &PodReport) -> String {
 fn pod_lines(c: &ClusterAnalysis) -> Vec<String> {
     let row = |cols: [&str; 9]| {
         format!(
-            "{:<28} {:<24} {:<14} {:<11} {:<16} {:>6} {:<7} {:<10} {}",
+            "{:<28} {:<24} {:<14} {:<11} {:<11} {:>6} {:<7} {:<10} {}",
             cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8]
         )
         .trim_end()
@@ -721,7 +743,7 @@ fn pod_lines(c: &ClusterAnalysis) -> Vec<String> {
         "node",
         "instance",
         "zone",
-        "gpu/efa/hugep.",
+        "gpu/efa/hp",
         "NCCL",
         "ranks",
         "inter",
@@ -1023,9 +1045,14 @@ mod tests {
         let c = apply(a.clone(), vec![pod("w-0", "n1", 32, 32, 50), head.clone()]);
         assert_eq!(ids(&c), vec![("pods-not-judged", Severity::Info)]);
         assert_eq!(c.analysis.verdict, Verdict::Pass);
-        // Nothing to judge at all: an error.
+        assert!(
+            c.analysis.findings[0]
+                .message
+                .contains("head (no GPUs requested)")
+        );
+        // Nothing to judge at all: an error; a GPU pod without NCCL_DEBUG is told to set it.
         let empty = analysis(Transport::Unknown, vec![], vec![]);
-        let c = apply(empty, vec![head]);
+        let c = apply(empty, vec![head, pod("w-2", "n2", 32, 32, 0)]);
         assert_eq!(ids(&c), vec![("pods-not-judged", Severity::Error)]);
         assert!(
             c.analysis.findings[0]
@@ -1035,6 +1062,27 @@ mod tests {
                 .contains("NCCL_DEBUG=INFO")
         );
         assert_eq!(c.analysis.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn some_pods_of_a_job_keep_nccls_node_count() {
+        let mut a = analysis(
+            Transport::Efa,
+            vec![rank(0, "w-0", Transport::Efa, "Libfabric", "2.28.9")],
+            vec![],
+        );
+        a.ranks = Some(16);
+        a.nodes = Some(2);
+        a.findings.push(finding(
+            "simulated-nodes",
+            Severity::Info,
+            "NCCL counted 2 nodes, but every rank runs on host `w-0`".into(),
+            vec![],
+        ));
+        let c = apply(a, vec![pod("w-0", "n1", 32, 32, 50)]);
+        assert_eq!(c.analysis.nodes, Some(2));
+        assert!(ids(&c).is_empty(), "{:?}", ids(&c));
+        assert_eq!(c.cluster_nodes, vec!["n1".to_string()]);
     }
 
     #[test]
