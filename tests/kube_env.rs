@@ -71,10 +71,7 @@ fn ci() -> bool {
 /// The shared control plane; `None` (with the reason on stderr) when it is not built here.
 /// Panics when it is built but does not start, or when `CI=true` and it is not built.
 pub fn cluster() -> Option<&'static Cluster> {
-    let skip = SKIP.get_or_init(|| match testenv_dir().and_then(check_built) {
-        Ok(_) => None,
-        Err(why) => Some(why),
-    });
+    let skip = SKIP.get_or_init(|| testenv_dir().and_then(check_built).err());
     if let Some(why) = skip {
         if ci() {
             panic!("CI=true but the Kubernetes test control plane is missing: {why}");
@@ -255,8 +252,22 @@ rules:
 
 /// kwok's stages for these tests (kwok's own "fast" stages, gated on the annotations a test's
 /// script sets): a bound pod starts once its log is in place (START), ends with the exit code
-/// in EXIT, and is removed when deleted.
+/// in EXIT, and is removed when deleted. One node stage that never matches: kwok only manages
+/// nodes (and so their pods) when it has a node stage, and the status each test wrote
+/// (conditions, allocatable) must stay as it is.
 const KWOK_STAGES: &str = r#"apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-untouched
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.annotations["netcheck-test/never"]', operator: In, values: ["true"]}
+  next:
+    statusTemplate: "{}"
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
   name: pod-start
@@ -460,6 +471,26 @@ fn start() -> Result<Cluster, Unavailable> {
             .map(|o| o.status.success() && o.stdout == b"ok")
             .unwrap_or(false)
     })?;
+    // kwok watches Logs objects from its start: the CRD first.
+    let crd = path(&dir.join("kwok/logs-crd.yaml"));
+    let applied = kubectl(&["apply", "-f", &crd])
+        .map_err(|e| Unavailable::Broken(format!("kubectl: {e}")))?;
+    if !applied.status.success() {
+        return Err(Unavailable::Broken(format!(
+            "kwok's Logs CRD: {}",
+            String::from_utf8_lossy(&applied.stderr)
+        )));
+    }
+    wait_for("the Logs CRD", Duration::from_secs(30), || {
+        kubectl(&[
+            "wait",
+            "--for=condition=established",
+            "--timeout=5s",
+            "crd/logs.kwok.x-k8s.io",
+        ])
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+    })?;
     let kc = path(&kubeconfig);
     spawn(
         &root,
@@ -476,8 +507,10 @@ fn start() -> Result<Cluster, Unavailable> {
             ),
             format!("--root-ca-file={}", path(&pki.join("ca.crt"))),
             s("--service-cluster-ip-range=10.96.0.0/16"),
-            // Fake nodes send no heartbeats: the test sets their conditions and they stay.
-            s("--controllers=*,-nodelifecycle"),
+            // Fake nodes send no heartbeats: the test sets their conditions once, and the node
+            // lifecycle controller (which lifts the not-ready taint the API server puts on
+            // every new node) must not mark them Unknown while the tests run.
+            s("--node-monitor-grace-period=12h"),
         ],
     )?;
     spawn(
@@ -500,7 +533,6 @@ fn start() -> Result<Cluster, Unavailable> {
             format!("--config={}", path(&kwok_config)),
             s("--manage-all-nodes=false"),
             s("--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"),
-            s("--disregard-status-with-annotation-selector=kwok.x-k8s.io/status=custom"),
             s("--cidr=10.244.0.0/16"),
             s("--node-ip=127.0.0.1"),
             format!("--node-port={kwok_port}"),
@@ -508,25 +540,6 @@ fn start() -> Result<Cluster, Unavailable> {
             s("--enable-crds=Logs"),
         ],
     )?;
-    let crd = path(&dir.join("kwok/logs-crd.yaml"));
-    let applied = kubectl(&["apply", "-f", &crd])
-        .map_err(|e| Unavailable::Broken(format!("kubectl: {e}")))?;
-    if !applied.status.success() {
-        return Err(Unavailable::Broken(format!(
-            "kwok's Logs CRD: {}",
-            String::from_utf8_lossy(&applied.stderr)
-        )));
-    }
-    wait_for("the Logs CRD", Duration::from_secs(30), || {
-        kubectl(&[
-            "wait",
-            "--for=condition=established",
-            "--timeout=5s",
-            "crd/logs.kwok.x-k8s.io",
-        ])
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-    })?;
     // The controller-manager works once it has made the default namespace's service account.
     wait_for(
         "the default service account",
@@ -617,6 +630,30 @@ impl Cluster {
             .collect()
     }
 
+    /// `kubectl apply -f -` of `yaml`; panics with kubectl's words if refused.
+    pub fn apply(&self, yaml: &str) {
+        let mut child = self
+            .kubectl()
+            .args(["apply", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(yaml.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl apply: {}\n{yaml}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// A fresh namespace `t-<prefix>-<random>`, ready for pods (its default service account
     /// exists).
     pub async fn namespace(&'static self, prefix: &str) -> TestNs {
@@ -627,6 +664,13 @@ impl Cluster {
             .create(&PostParams::default(), &ns)
             .await
             .expect("create the test namespace");
+        self.adopt_namespace(&name).await
+    }
+
+    /// A namespace made otherwise (e.g. by deploy/rbac.yaml), once it is ready for pods.
+    pub async fn adopt_namespace(&'static self, name: &str) -> TestNs {
+        let client = self.client().await;
+        let name = name.to_string();
         let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), &name);
         let deadline = Instant::now() + Duration::from_secs(60);
         while sas.get_opt("default").await.ok().flatten().is_none() {
@@ -670,6 +714,8 @@ pub struct FakeNode {
     pub taints: Vec<(String, Option<String>, String)>,
     pub cordoned: bool,
     pub labels: BTreeMap<String, String>,
+    /// Allocatable pods (EKS: the VPC CNI's IP limit); the scheduler enforces it.
+    pub max_pods: u32,
 }
 
 impl FakeNode {
@@ -693,6 +739,7 @@ impl FakeNode {
                 "NoSchedule".into(),
             )],
             cordoned: false,
+            max_pods: 110,
             labels: BTreeMap::from([(
                 "nvidia.com/gpu.product".to_string(),
                 "NVIDIA-H100-80GB-HBM3".to_string(),
@@ -742,7 +789,6 @@ impl TestNs {
             let node: Node = serde_json::from_value(json!({
                 "metadata": {"name": name, "labels": labels, "annotations": {
                     "kwok.x-k8s.io/node": "fake",
-                    "kwok.x-k8s.io/status": "custom",
                     "node.alpha.kubernetes.io/ttl": "0",
                 }},
                 "spec": {"taints": taints, "unschedulable": n.cordoned},
@@ -763,7 +809,7 @@ impl TestNs {
                     "reason": kind, "lastHeartbeatTime": now, "lastTransitionTime": now}));
             }
             let resources = json!({
-                "cpu": "192", "memory": n.memory, "pods": "110", "ephemeral-storage": "1Ti",
+                "cpu": "192", "memory": n.memory, "pods": n.max_pods.to_string(), "ephemeral-storage": "1Ti",
                 "nvidia.com/gpu": n.gpus.to_string(), "vpc.amazonaws.com/efa": n.efa.to_string(),
                 "hugepages-2Mi": n.hugepages,
             });
@@ -784,23 +830,34 @@ impl TestNs {
                 .unwrap_or_else(|e| panic!("status of node {name}: {e}"));
             names.push(name);
         }
+        // As on a real cluster, a new node carries the not-ready taint until the node lifecycle
+        // controller sees it Ready.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for (_, name) in nodes.iter().zip(&names).filter(|(n, _)| n.ready) {
+            loop {
+                let node = api.get(name).await.unwrap();
+                let tainted = node
+                    .spec
+                    .and_then(|s| s.taints)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|t| t.key == "node.kubernetes.io/not-ready");
+                if !tainted {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{name} keeps its not-ready taint"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
         names
     }
 
     /// The selector of this test's nodes.
     pub fn selector(&self) -> String {
         format!("{NS_LABEL}={}", self.name)
-    }
-
-    /// A service account of this namespace and a kubeconfig with a token for it.
-    pub async fn service_account(&self, sa: &str) -> PathBuf {
-        let api: Api<ServiceAccount> = Api::namespaced(self.client.clone(), &self.name);
-        let account: ServiceAccount =
-            serde_json::from_value(json!({"metadata": {"name": sa}})).unwrap();
-        if api.get_opt(sa).await.unwrap().is_none() {
-            api.create(&PostParams::default(), &account).await.unwrap();
-        }
-        self.token_kubeconfig(sa).await
     }
 
     /// A kubeconfig with a fresh token (TokenRequest) for an existing service account.
@@ -892,7 +949,6 @@ impl TestNs {
                             .get("netcheck.io/nodes")
                             .map(|n| n.split(',').map(str::to_string).collect())
                             .unwrap_or_default(),
-                        pod: name.clone(),
                     };
                     let act = script(&ctx);
                     record.lock().unwrap().push(ctx);
@@ -937,7 +993,6 @@ impl TestNs {
 /// A pod the script is asked about.
 #[derive(Debug, Clone)]
 pub struct PodCtx {
-    pub pod: String,
     pub node: String,
     /// Its node rank (Job completion index).
     pub index: usize,

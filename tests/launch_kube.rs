@@ -71,20 +71,22 @@ fn launch_cmd(
         .arg(kubeconfig)
         .args(["-n", &ns.name, "--image", IMAGE, "--out"])
         .arg(out)
-        .args([
-            "--poll-interval",
-            "200ms",
-            "--schedule-timeout",
-            "20s",
-            "--timeout",
-            "40s",
-        ])
         .args(extra)
         .env_remove("KUBECONFIG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Short limits for tests, unless the test sets its own.
+    for (flag, value) in [
+        ("--poll-interval", "200ms"),
+        ("--schedule-timeout", "20s"),
+        ("--timeout", "40s"),
+    ] {
+        if !extra.contains(&flag) {
+            cmd.args([flag, value]);
+        }
+    }
     if !extra.contains(&"--nodes") {
         cmd.args(["--selector", &ns.selector()]);
     }
@@ -99,14 +101,21 @@ async fn launch(ns: &TestNs, kubeconfig: &Path, extra: &[&str]) -> Launched {
         .output()
         .await
         .expect("run netcheck launch");
-    Launched {
+    let launched = Launched {
         code: output.status.code(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
         out,
         elapsed: t0.elapsed(),
         _dir: dir,
+    };
+    if std::env::var_os("NETCHECK_TEST_SHOW").is_some() {
+        eprintln!(
+            "--- netcheck launch {extra:?} in {:.1}s: {launched}",
+            launched.elapsed.as_secs_f64()
+        );
     }
+    launched
 }
 
 /// The run's objects must all be gone (the API server lists none carrying its label).
@@ -275,5 +284,591 @@ async fn a_healthy_pair_passes_through_the_real_api_server() {
     let results = run.results();
     assert_eq!(results["pairs"][0]["status"], "pass", "{results}");
     assert!(!results["rows"].as_array().unwrap().is_empty());
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// deploy/rbac.yaml's Role and ClusterRole rules, granted to service account `sa` of the test
+/// namespace (the cluster-scoped names made unique), less any rule-part `drop` names as
+/// (resource, verb). Returns a kubectl-ready List.
+fn rbac_for(ns: &str, sa: &str, drop: Option<(&str, &str)>) -> String {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"))
+            .unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&text).unwrap();
+    let rules = |kind: &str| -> Vec<Value> {
+        let doc = docs.iter().find(|d| d["kind"] == kind).unwrap();
+        let mut rules = doc["rules"].as_array().unwrap().clone();
+        if let Some((resource, verb)) = drop {
+            for rule in &mut rules {
+                if rule["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r == resource)
+                {
+                    let verbs: Vec<Value> = rule["verbs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|v| *v != verb)
+                        .cloned()
+                        .collect();
+                    rule["verbs"] = Value::from(verbs);
+                }
+            }
+            rules.retain(|r| !r["verbs"].as_array().unwrap().is_empty());
+        }
+        rules
+    };
+    let subject = serde_json::json!([{"kind": "ServiceAccount", "name": sa, "namespace": ns}]);
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": ns}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": sa, "namespace": ns}, "rules": rules("Role")},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": format!("{ns}-{sa}")}, "rules": rules("ClusterRole")},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": sa, "namespace": ns},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": sa},
+         "subjects": subject},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": format!("{ns}-{sa}")},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": format!("{ns}-{sa}")},
+         "subjects": subject},
+    ]});
+    list.to_string()
+}
+
+/// A kubeconfig for a service account holding exactly deploy/rbac.yaml's permissions (less
+/// `drop`) in the test namespace.
+async fn launcher_identity(ns: &TestNs, sa: &str, drop: Option<(&str, &str)>) -> PathBuf {
+    ns.cluster.apply(&rbac_for(&ns.name, sa, drop));
+    ns.token_kubeconfig(sa).await
+}
+
+/// Scenario 1: preflight on a mixed pool. Each node that cannot be tested is named with what
+/// is wrong, the run stops with exit 3, and nothing is created; `--skip-ineligible` tests the
+/// others and lists those left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preflight_names_every_bad_node_of_a_mixed_pool() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("preflight").await;
+    let mut not_ready = FakeNode::p5("not-ready");
+    not_ready.ready = false;
+    let mut cordoned = FakeNode::p5("cordoned");
+    cordoned.cordoned = true;
+    let mut tainted = FakeNode::p5("tainted");
+    tainted.taints.push((
+        "maintenance".into(),
+        Some("firmware".into()),
+        "NoSchedule".into(),
+    ));
+    let mut mig = FakeNode::p5("mig");
+    mig.labels.insert(
+        "nvidia.com/gpu.product".into(),
+        "NVIDIA-H100-80GB-HBM3-MIG-1g.10gb".into(),
+    );
+    let mut few_gpus = FakeNode::p5("few-gpus");
+    few_gpus.gpus = 4;
+    let mut few_efa = FakeNode::p5("few-efa");
+    few_efa.efa = 16;
+    let unhealthy = FakeNode::p5("unhealthy").condition(
+        "AcceleratedHardwareReady",
+        "False",
+        "NVIDIA XID 79 on GPU 3",
+    );
+    let busy = FakeNode::p5("busy");
+    let fleet = [
+        FakeNode::p5("good-0"),
+        FakeNode::p5("good-1"),
+        not_ready,
+        cordoned,
+        tainted,
+        mig,
+        few_gpus,
+        few_efa,
+        unhealthy,
+        busy,
+    ];
+    let names = ns.add_nodes(&fleet).await;
+    let name = |short: &str| {
+        names
+            .iter()
+            .find(|n| n.ends_with(&format!("-{short}")))
+            .unwrap()
+            .clone()
+    };
+    // Another workload's pod holds all of `busy`'s GPUs.
+    cluster.apply(
+        &serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "training", "namespace": ns.name},
+            "spec": {"nodeName": name("busy"), "containers": [{"name": "train", "image": "train:1",
+                "resources": {"requests": {"nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}}}],
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}})
+        .to_string(),
+    );
+    let run = launch(&ns, &cluster.kubeconfig, &[]).await;
+    assert_eq!(run.code, Some(3), "{run}");
+    let expected = [
+        ("not-ready", "not Ready"),
+        ("cordoned", "cordoned"),
+        ("tainted", "tainted maintenance=firmware:NoSchedule"),
+        ("mig", "MIG slices"),
+        ("few-gpus", "4 allocatable nvidia.com/gpu, 8 requested"),
+        (
+            "few-efa",
+            "16 allocatable vpc.amazonaws.com/efa, 32 expected",
+        ),
+        (
+            "unhealthy",
+            "condition AcceleratedHardwareReady is False: NVIDIA XID 79 on GPU 3",
+        ),
+        ("busy", "8 of its 8 GPUs are requested by other pods"),
+    ];
+    for (short, why) in expected {
+        let line = format!("node {}: ", name(short));
+        let said = run.stderr.lines().find(|l| l.starts_with(&line));
+        assert!(
+            said.is_some_and(|l| l.contains(why)),
+            "{short}: expected `{why}`\n{run}"
+        );
+    }
+    assert!(run.stderr.contains("8 node(s) cannot be tested"), "{run}");
+    for good in ["good-0", "good-1"] {
+        assert!(
+            !run.stderr.contains(&format!("node {}:", name(good))),
+            "{run}"
+        );
+    }
+    assert_nothing_left(&ns, &run).await;
+
+    // The two good nodes are tested; the others are listed as ineligible.
+    let _pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &cluster.kubeconfig, &["--skip-ineligible"]).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.verdict(&name("good-0")), "pass", "{run}");
+    assert_eq!(run.verdict(&name("mig")), "ineligible", "{run}");
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// The failing node's pods exit 1 with a wrong-results line; their peers wait for NCCL until
+/// the Job controller stops them.
+fn bad_node(bad: String) -> impl Fn(&PodCtx) -> Act + Send + Sync + 'static {
+    move |ctx| {
+        if ctx.node == bad {
+            Act::exit(
+                1,
+                "NCCL INFO Using network AWS Libfabric\n\
+                 error: all_gather 1G: 2097152 wrong elements (rank 5)\n",
+            )
+        } else if ctx.group.contains(&bad) {
+            Act::Hang {
+                log: "NCCL INFO Using network AWS Libfabric\n".into(),
+            }
+        } else {
+            all_pass(ctx)
+        }
+    }
+}
+
+/// Scenario 4 (and 6 after a failure): four nodes, one corrupting data. Round 1 fails its
+/// pair (the Job controller stops the peer), round 2 re-pairs both nodes with good ones, and
+/// the bad node is named; exit 1; nothing left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_node_is_isolated_by_name() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("isolate").await;
+    let nodes = ns.add_nodes(&p5_nodes(4)).await;
+    let bad = nodes[2].clone();
+    let pods = ns.run_pods(bad_node(bad.clone()));
+    let run = launch(&ns, &cluster.kubeconfig, &[]).await;
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.verdict(&bad), "fail", "{run}");
+    for good in nodes.iter().filter(|n| **n != bad) {
+        assert_eq!(run.verdict(good), "pass", "{run}");
+    }
+    assert!(run.stdout.contains(&format!("bad node(s): {bad}")), "{run}");
+    assert!(run.stderr.contains("round 2 (isolation)"), "{run}");
+    assert!(run.stderr.contains("2097152 wrong elements"), "{run}");
+    // Round 1 (2 pairs) and round 2 (both nodes of the failed pair with good peers).
+    let groups: std::collections::BTreeSet<Vec<String>> =
+        pods.seen().into_iter().map(|p| p.group).collect();
+    assert_eq!(groups.len(), 4, "{groups:?}");
+    // The peer the Job controller stopped (and deleted) in round 1 left its log: the copy the
+    // launcher followed while it ran.
+    let peer = &nodes[3];
+    let saved = walk(&run.out.join("pods/g2"));
+    let peer_log = saved
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with(&format!("-{peer}.log")))
+        .unwrap_or_else(|| panic!("no log of {peer} in {saved:?}\n{run}"));
+    assert!(
+        std::fs::read_to_string(peer_log)
+            .unwrap()
+            .contains("Using network AWS Libfabric")
+    );
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Scenario 4: pods the scheduler cannot place (EKS nodes at their max-pods limit, which
+/// preflight cannot see) end the run as inconclusive (exit 4) with the scheduler's reason,
+/// within --schedule-timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unschedulable_pods_are_inconclusive_within_the_schedule_timeout() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("unsched").await;
+    let mut full = p5_nodes(2);
+    for n in &mut full {
+        n.max_pods = 0;
+    }
+    ns.add_nodes(&full).await;
+    let _pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &cluster.kubeconfig, &["--schedule-timeout", "4s"]).await;
+    assert_eq!(run.code, Some(4), "{run}");
+    assert!(run.stderr.contains("Too many pods"), "{run}");
+    assert!(run.stdout.contains("inconclusive"), "{run}");
+    // 4 s of waiting, plus start and cleanup: well under the 40 s pair timeout.
+    assert!(
+        run.elapsed < Duration::from_secs(25),
+        "took {:?}\n{run}",
+        run.elapsed
+    );
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Scenario 4: a pair whose pods run but never finish fails as hung at --timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pair_deadline_holds() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("hang").await;
+    ns.add_nodes(&p5_nodes(2)).await;
+    let _pods = ns.run_pods(|_: &PodCtx| Act::Hang {
+        log: "NCCL INFO ncclCommInitRankConfig comm 0x55d0 rank 0 nranks 16 - Init START\n".into(),
+    });
+    let run = launch(&ns, &cluster.kubeconfig, &["--timeout", "3s"]).await;
+    assert_eq!(run.code, Some(1), "{run}");
+    assert!(
+        run.stderr.contains("no result after 3s of running"),
+        "{run}"
+    );
+    assert!(
+        run.elapsed < Duration::from_secs(30),
+        "took {:?}\n{run}",
+        run.elapsed
+    );
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Rank 0's log on a pair whose NCCL fell back to TCP sockets although EFA was expected: the
+/// NCCL lines of a real two-"node" socket run (tests/fixtures/logs/h200, captured by this
+/// project on 2× H200), the worker's verdict, and its RunRecord with the analysis `netcheck
+/// run` makes of those lines. `netcheck run --expect efa` exits 1 on it.
+fn rank0_socket_fallback_log() -> String {
+    let nccl = std::fs::read_to_string(fixture("logs/h200/fakehosts-socket.log")).unwrap();
+    let mut analyzer = netcheck::logscan::Analyzer::new(netcheck::logscan::Options::default());
+    analyzer.feed(nccl.as_bytes(), "rank 0").unwrap();
+    let analysis = analyzer.finish();
+    assert_eq!(analysis.inter_node_transport.as_str(), "socket");
+    let mut record = RunRecord::load(&fixture("kube/worker-result.json")).unwrap();
+    record.analysis = Some(analysis);
+    format!(
+        "{nccl}netcheck: FAIL: expected inter-node transport `efa`, NCCL used `socket`\n\
+         NETCHECK_RESULT {}\n",
+        serde_json::to_string(&record).unwrap()
+    )
+}
+
+/// Scenario 5: results end to end. Eight nodes: one whose pairs fall back to sockets, one
+/// whose pairs run at a fifth of the others' bandwidth. Rank 0's log is served by kwok
+/// through `pods/log`; the launcher follows it, saves it, reads the result, fails the socket
+/// pair on transport and the slow pair against the pool's median, isolates both nodes, and
+/// writes the merged results.json.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_from_pod_logs_name_the_socket_fallback_and_the_slow_node() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("results").await;
+    let nodes = ns.add_nodes(&p5_nodes(8)).await;
+    let (slow, socket) = (nodes[4].clone(), nodes[6].clone());
+    let (slow_s, socket_s) = (slow.clone(), socket.clone());
+    let _pods = ns.run_pods(move |ctx: &PodCtx| {
+        if ctx.index != 0 {
+            Act::exit(0, "NCCL INFO Using network AWS Libfabric\n")
+        } else if ctx.group.contains(&socket_s) {
+            Act::exit(1, rank0_socket_fallback_log())
+        } else if ctx.group.contains(&slow_s) {
+            Act::exit(0, rank0_efa_log(0.2))
+        } else {
+            Act::exit(0, rank0_efa_log(1.0))
+        }
+    });
+    let run = launch(&ns, &cluster.kubeconfig, &[]).await;
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.verdict(&slow), "fail", "{run}");
+    assert_eq!(run.verdict(&socket), "fail", "{run}");
+    for good in nodes.iter().filter(|n| **n != slow && **n != socket) {
+        assert_eq!(run.verdict(good), "pass", "{run}");
+    }
+    assert!(run.stderr.contains("slow: peak bus bandwidth"), "{run}");
+    assert!(
+        run.stderr
+            .contains("expected inter-node transport `efa`, NCCL used `socket`"),
+        "{run}"
+    );
+    let results = run.results();
+    assert_eq!(results["schema"], "netcheck.results.v1");
+    let pairs = results["pairs"].as_array().unwrap();
+    let socket_pair = pairs
+        .iter()
+        .find(|p| {
+            p["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == socket.as_str())
+        })
+        .unwrap();
+    assert_eq!(socket_pair["status"], "fail", "{socket_pair}");
+    assert_eq!(socket_pair["analysis"]["inter_node_transport"], "socket");
+    let passing = pairs.iter().filter(|p| p["status"] == "pass").count();
+    assert!(passing >= 3, "{results}");
+    let verdicts: BTreeMap<&str, &str> = results["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["name"].as_str().unwrap(), n["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(verdicts[slow.as_str()], "fail", "{verdicts:?}");
+    // The saved pod logs are what kwok served, CRI framing removed.
+    let saved: Vec<PathBuf> = walk(&run.out.join("pods"));
+    let rank0 = saved
+        .iter()
+        .find(|p| std::fs::read_to_string(p).unwrap().contains("NET/Socket"))
+        .unwrap_or_else(|| panic!("no saved socket log in {saved:?}"));
+    let text = std::fs::read_to_string(rank0).unwrap();
+    assert!(!text.contains(" stdout F "), "{text}");
+    assert!(text.contains("NETCHECK_RESULT {"));
+    assert_nothing_left(&ns, &run).await;
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Scenario 6: SIGINT to `launch` while a round runs: exit 130, and the API server lists no
+/// object carrying the run's label.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigint_mid_round_leaves_nothing() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("sigint").await;
+    ns.add_nodes(&p5_nodes(4)).await;
+    let pods = ns.run_pods(|_: &PodCtx| Act::Hang {
+        log: "NCCL INFO Using network AWS Libfabric\n".into(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let child = launch_cmd(&ns, &cluster.kubeconfig, &dir.path().join("out"), &[])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pods.seen().len() < 4 {
+        assert!(Instant::now() < deadline, "the pods never ran");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // SAFETY: signalling the child this test started.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let left = ns.labelled("netcheck.io/run").await;
+    assert!(left.is_empty(), "left behind: {left:?}\n{stderr}");
+}
+
+/// Scenario 6: `--keep` keeps every object of the run (the pods too) and prints how to remove
+/// them; that command removes them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_keeps_the_objects_and_says_how_to_remove_them() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("keep").await;
+    let nodes = ns.add_nodes(&p5_nodes(2)).await;
+    let _pods = ns.run_pods(all_pass);
+    let nodes = nodes.join(",");
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--keep", "--run-id", "kept1", "--nodes", &nodes],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run}");
+    let left = ns.labelled("netcheck.io/run=kept1").await;
+    for kind in ["configmap/", "secret/", "job.batch/", "service/", "pod/"] {
+        assert!(
+            left.iter().any(|o| o.starts_with(kind)),
+            "{kind} not kept: {left:?}"
+        );
+    }
+    let how = run
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("remove them with: ")
+                .map(|(_, c)| c.to_string())
+        })
+        .unwrap_or_else(|| panic!("no removal command\n{run}"));
+    let words: Vec<&str> = how.split_whitespace().collect();
+    assert_eq!(words[0], "kubectl");
+    let out = cluster.kubectl().args(&words[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ns.labelled("netcheck.io/run=kept1").await.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "still there after the printed command"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Scenario 2: deploy/rbac.yaml as shipped, applied to the cluster: the launcher, with a token
+/// of its service account and nothing else, runs a pair to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deploy_rbac_yaml_is_enough_to_launch() {
+    let Some(cluster) = cluster() else { return };
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"))
+            .unwrap();
+    cluster.apply(&text);
+    let ns = cluster.adopt_namespace("netcheck").await;
+    ns.add_nodes(&p5_nodes(2)).await;
+    let kubeconfig = ns.token_kubeconfig("netcheck-launcher").await;
+    let _pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &kubeconfig, &[]).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(!run.stderr.contains("warning: cannot list pods"), "{run}");
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Scenario 2: a service account missing any one permission of deploy/rbac.yaml stops with
+/// exit 3 naming it, and makes no create call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_missing_permission_is_named_before_anything_is_created() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("rbac").await;
+    ns.add_nodes(&p5_nodes(2)).await;
+    let cases = [
+        ("pods/log", "get", "get pods/log"),
+        ("jobs", "create", "create jobs (batch)"),
+        ("secrets", "delete", "delete secrets"),
+        ("nodes", "list", "list nodes"),
+        ("events", "list", "list events"),
+    ];
+    for (i, (resource, verb, named)) in cases.into_iter().enumerate() {
+        let sa = format!("lacks-{i}");
+        let kubeconfig = launcher_identity(&ns, &sa, Some((resource, verb))).await;
+        let run = launch(&ns, &kubeconfig, &[]).await;
+        assert_eq!(run.code, Some(3), "{resource} {verb}: {run}");
+        assert!(run.stderr.contains("missing permissions"), "{run}");
+        assert!(run.stderr.contains(named), "expected `{named}`: {run}");
+        let creates: Vec<(String, String)> = cluster
+            .requests_by(&ns.name, &sa)
+            .into_iter()
+            .filter(|(verb, uri)| verb == "create" && !uri.contains("selfsubjectaccessreviews"))
+            .collect();
+        assert!(creates.is_empty(), "{creates:?}");
+        assert_nothing_left(&ns, &run).await;
+    }
+}
+
+/// Scenario 7: 64 fake p5.48xlarge nodes in one pool, the launcher holding exactly
+/// deploy/rbac.yaml's permissions: preflight, plan, a round of 32 pairs and cleanup. Prints
+/// the wall time and the API requests it made (from the API server's audit log) for
+/// docs/launch.md.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_four_nodes() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("scale").await;
+    let nodes = ns.add_nodes(&p5_nodes(64)).await;
+    let kubeconfig = launcher_identity(&ns, "launcher", None).await;
+    let _pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &kubeconfig, &["--poll-interval", "2s"]).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    for n in &nodes {
+        assert_eq!(run.verdict(n), "pass", "{run}");
+    }
+    assert_nothing_left(&ns, &run).await;
+    let requests = cluster.requests_by(&ns.name, "launcher");
+    let mut by_kind: BTreeMap<String, usize> = BTreeMap::new();
+    for (verb, uri) in &requests {
+        let path = uri.split('?').next().unwrap_or("");
+        let resource = path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>();
+        // .../namespaces/<ns>/<resource>[/<name>[/<sub>]] or /api/v1/<resource>[/<name>]
+        let kind = match resource.iter().position(|s| *s == "namespaces") {
+            Some(i) if resource.len() > i + 2 => {
+                let sub = resource
+                    .get(i + 4)
+                    .map(|s| format!("/{s}"))
+                    .unwrap_or_default();
+                format!("{}{sub}", resource[i + 2])
+            }
+            _ => resource.last().copied().unwrap_or("").to_string(),
+        };
+        *by_kind.entry(format!("{verb} {kind}")).or_default() += 1;
+    }
+    eprintln!(
+        "scale: 64 nodes, 32 pairs: exit 0 in {:.1} s (control plane up in {:.1} s); {} API requests: {by_kind:?}",
+        run.elapsed.as_secs_f64(),
+        cluster.started_in.as_secs_f64(),
+        requests.len()
+    );
+    assert!(!requests.is_empty());
+}
+
+/// Scenario 4: the other modes. `full`: one Indexed Job over a whole pool (one node-affinity
+/// term per node, one pod per node). `ring` on three nodes: every pair once, in three steps,
+/// each leaving one node out, which is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_and_ring_modes_on_the_real_scheduler() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("modes").await;
+    let nodes = ns.add_nodes(&p5_nodes(4)).await;
+    let pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &cluster.kubeconfig, &["--mode", "full"]).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    let placed: std::collections::BTreeSet<String> =
+        pods.seen().into_iter().map(|p| p.node).collect();
+    assert_eq!(placed.len(), 4, "one pod per node: {placed:?}");
+    assert_nothing_left(&ns, &run).await;
+
+    let three = nodes[..3].join(",");
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--mode", "ring", "--nodes", &three],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.results()["pairs"].as_array().unwrap().len(), 3, "{run}");
+    for n in &nodes[..3] {
+        assert!(
+            run.stderr.contains(&format!("{n} sits out round")),
+            "{n} never named as sitting out\n{run}"
+        );
+    }
     assert_nothing_left(&ns, &run).await;
 }

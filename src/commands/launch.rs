@@ -27,7 +27,7 @@ pub struct Args {
     /// kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Nodes to test, comma-separated.
+    /// Nodes to test, comma-separated, each once.
     #[arg(long, value_delimiter = ',', conflicts_with = "selector")]
     pub nodes: Option<Vec<String>>,
     /// Label selector choosing the nodes to test.
