@@ -851,7 +851,10 @@ async fn permissions_come_from_the_analyzer_role() {
         )],
     )
     .await;
-    let kubeconfig = ns.service_account("reader").await;
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+        "metadata": {"name": "reader", "namespace": ns.name}});
+    cluster.apply(&account.to_string());
+    let kubeconfig = ns.token_kubeconfig("reader").await;
     let args = ["-n", ns.name.as_str(), "-l", "app=solo", "--format", "json"];
     let denied = analyze(&kubeconfig, &args).await;
     assert_eq!(denied.code, Some(3), "{denied}");
@@ -874,22 +877,7 @@ async fn permissions_come_from_the_analyzer_role() {
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "netcheck-analyzer"},
         "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns.name}]});
     for doc in [role, binding] {
-        let mut child = ns
-            .cluster
-            .kubectl()
-            .args(["apply", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(doc.to_string().as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
+        cluster.apply(&doc.to_string());
     }
     // RBAC takes effect at once in the API server's authorizer cache, give it a moment.
     let mut ran = analyze(&kubeconfig, &args).await;
