@@ -138,46 +138,17 @@ async fn make_pods(ns: &TestNs, specs: &[PodSpec]) {
         pods.create(&PostParams::default(), &object)
             .await
             .unwrap_or_else(|e| panic!("create pod {}: {e}", s.name));
-        let Some(log) = &s.log else { continue };
-        let file = log_file(ns, &format!("{}.log", s.name));
-        std::fs::write(&file, cri_log(log)).unwrap();
-        let mut entry = json!({"containers": [s.container], "logsFile": file.display().to_string(),
-                               "follow": s.follow});
-        if let Some(previous) = &s.previous_log {
-            let prev = log_file(ns, &format!("{}.previous.log", s.name));
-            std::fs::write(&prev, cri_log(previous)).unwrap();
-            entry["previousLogsFile"] = json!(prev.display().to_string());
+        if let Some(log) = &s.log {
+            start(
+                ns,
+                &s.name,
+                &s.container,
+                log,
+                s.previous_log.as_deref(),
+                s.follow,
+            )
+            .await;
         }
-        let logs: DynamicObject = serde_json::from_value(json!({
-            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
-            "metadata": {"name": s.name, "namespace": ns.name},
-            "spec": {"logs": [entry]}}))
-        .unwrap();
-        logs_api(ns)
-            .create(&PostParams::default(), &logs)
-            .await
-            .unwrap_or_else(|e| panic!("Logs for {}: {e}", s.name));
-        let start = json!({"metadata": {"annotations": {START: "true"}}});
-        pods.patch(&s.name, &PatchParams::default(), &Patch::Merge(start))
-            .await
-            .unwrap();
-        // The pod runs as a kubelet would report it (kwok serves the log either way).
-        let now = "2026-12-01T06:00:00Z";
-        let mut container = json!({"name": s.container, "image": "registry.example.com/train:1",
-            "imageID": "", "ready": true, "started": true, "restartCount": 0,
-            "state": {"running": {"startedAt": now}}});
-        if s.previous_log.is_some() {
-            container["restartCount"] = json!(1);
-            container["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error",
-                "startedAt": now, "finishedAt": now}});
-        }
-        let status = json!({"status": {"phase": "Running", "hostIP": "127.0.0.1",
-            "podIP": "10.244.0.9", "startTime": now, "containerStatuses": [container],
-            "conditions": [{"type": "Ready", "status": "True"},
-                           {"type": "PodScheduled", "status": "True"}]}});
-        pods.patch_status(&s.name, &PatchParams::default(), &Patch::Merge(status))
-            .await
-            .unwrap_or_else(|e| panic!("status of pod {}: {e}", s.name));
     }
     // Until kwok runs every started pod (and the scheduler has judged the others).
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -217,6 +188,57 @@ async fn make_pods(ns: &TestNs, specs: &[PodSpec]) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Serves `log` (and `previous`) as the container's log through kwok and reports the pod
+/// running, as a kubelet would.
+async fn start(
+    ns: &TestNs,
+    name: &str,
+    container: &str,
+    log: &str,
+    previous: Option<&str>,
+    follow: bool,
+) {
+    let pods: Api<Pod> = Api::namespaced(ns.client.clone(), &ns.name);
+    let file = log_file(ns, &format!("{name}.log"));
+    std::fs::write(&file, cri_log(log)).unwrap();
+    let mut entry = json!({"containers": [container], "logsFile": file.display().to_string(),
+                           "follow": follow});
+    if let Some(previous) = previous {
+        let prev = log_file(ns, &format!("{name}.previous.log"));
+        std::fs::write(&prev, cri_log(previous)).unwrap();
+        entry["previousLogsFile"] = json!(prev.display().to_string());
+    }
+    let logs: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+        "metadata": {"name": name, "namespace": ns.name},
+        "spec": {"logs": [entry]}}))
+    .unwrap();
+    logs_api(ns)
+        .create(&PostParams::default(), &logs)
+        .await
+        .unwrap_or_else(|e| panic!("Logs for {name}: {e}"));
+    let start = json!({"metadata": {"annotations": {START: "true"}}});
+    pods.patch(name, &PatchParams::default(), &Patch::Merge(start))
+        .await
+        .unwrap();
+    let now = "2026-12-01T06:00:00Z";
+    let mut status = json!({"name": container, "image": "registry.example.com/train:1",
+        "imageID": "", "ready": true, "started": true, "restartCount": 0,
+        "state": {"running": {"startedAt": now}}});
+    if previous.is_some() {
+        status["restartCount"] = json!(1);
+        status["lastState"] = json!({"terminated": {"exitCode": 1, "reason": "Error",
+            "startedAt": now, "finishedAt": now}});
+    }
+    let status = json!({"status": {"phase": "Running", "hostIP": "127.0.0.1",
+        "podIP": "10.244.0.9", "startTime": now, "containerStatuses": [status],
+        "conditions": [{"type": "Ready", "status": "True"},
+                       {"type": "PodScheduled", "status": "True"}]}});
+    pods.patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .unwrap_or_else(|e| panic!("status of pod {name}: {e}"));
 }
 
 /// What one `netcheck analyze --kube` run printed.
@@ -957,4 +979,107 @@ fn rbac_analyzer_role_grants_read_only_access() {
         rules("ClusterRole", "netcheck-analyzer-nodes"),
         vec![s("nodes", "get")]
     );
+}
+
+/// Pods made by the real controllers: a StatefulSet's (owned by it, no workload label) and an
+/// Indexed Job's (`spec.hostname` is `<job>-<index>`, which is what NCCL prints, not the pod
+/// name), placed by the real scheduler one per node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn statefulset_and_indexed_job_pods_by_owner_and_hostname() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("akctl").await;
+    let nodes = ns.add_nodes(&[p5("a"), p5("b"), p5("c"), p5("d")]).await;
+    let template = |app: &str| {
+        json!({"metadata": {"labels": {"app": app}}, "spec": {
+            "nodeSelector": {"netcheck-test/ns": ns.name},
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [{"name": "worker", "image": "registry.example.com/train:1",
+                "env": [{"name": "NCCL_DEBUG", "value": "INFO"}],
+                "resources": {"limits": {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "32"}}}]}})
+    };
+    let mut job_template = template("idx");
+    job_template["spec"]["restartPolicy"] = json!("Never");
+    cluster.apply(&json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sts", "namespace": ns.name},
+         "spec": {"replicas": 2, "podManagementPolicy": "Parallel", "serviceName": "sts",
+                  "selector": {"matchLabels": {"app": "sts"}}, "template": template("sts")}},
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "idx", "namespace": ns.name},
+         "spec": {"completions": 2, "parallelism": 2, "completionMode": "Indexed",
+                  "template": job_template}},
+    ]}).to_string());
+    let pods: Api<Pod> = Api::namespaced(ns.client.clone(), &ns.name);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let placed = loop {
+        let list = pods.list(&Default::default()).await.unwrap().items;
+        let bound: Vec<Pod> = list
+            .into_iter()
+            .filter(|p| p.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some())
+            .collect();
+        if bound.len() == 4 {
+            break bound;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "controllers and scheduler placed {} of 4 pods",
+            bound.len()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let efa = "logs/grammar/efa-2node.log";
+    for p in &placed {
+        let name = p.metadata.name.clone().unwrap();
+        let host = netcheck::launch::kube::logs::hostname_of(p);
+        let app = &p.metadata.labels.as_ref().unwrap()["app"];
+        let index = if app == "sts" {
+            name.rsplit('-').next().unwrap().parse::<usize>().unwrap()
+        } else {
+            p.metadata.annotations.as_ref().unwrap()["batch.kubernetes.io/job-completion-index"]
+                .parse()
+                .unwrap()
+        };
+        let log = podify(
+            efa,
+            &format!("train-{index}:"),
+            &format!("train-{index}"),
+            &host,
+        );
+        start(&ns, &name, "worker", &log, None, false).await;
+    }
+    let on: std::collections::BTreeSet<String> = placed
+        .iter()
+        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+        .collect();
+    assert_eq!(on.len(), 4, "one pod per node: {on:?} of {nodes:?}");
+    for workload in ["statefulset/sts", "job/idx"] {
+        let ran = analyze(
+            &cluster.kubeconfig,
+            &[
+                "-n",
+                &ns.name,
+                "--workload",
+                workload,
+                "--expect",
+                "efa",
+                "--format",
+                "json",
+            ],
+        )
+        .await;
+        assert_eq!(ran.code, Some(0), "{workload}: {ran}");
+        let j = ran.json();
+        assert_eq!(j["verdict"], "pass", "{ran}");
+        assert_eq!(j["nodes"], 2, "{ran}");
+        let pods = j["pods"].as_array().unwrap();
+        assert_eq!(pods.len(), 2, "{ran}");
+        for p in pods {
+            assert_eq!(p["status"], "analyzed", "{ran}");
+            assert_eq!(p["ranks"].as_array().unwrap().len(), 2, "{ran}");
+        }
+        if workload == "job/idx" {
+            // The pod is `idx-0-<random>`; NCCL printed its host name `idx-0`.
+            let p = &pods[0];
+            assert_ne!(p["pod"], p["hostname"], "{ran}");
+            assert!(p["hostname"].as_str().unwrap().starts_with("idx-"), "{ran}");
+        }
+    }
 }
