@@ -943,6 +943,22 @@ async fn bad_selections_and_missing_configuration() {
     let dir = tempfile::tempdir().unwrap();
     let nowhere = analyze(&dir.path().join("none"), &["-l", "a=b"]).await;
     assert_eq!(nowhere.code, Some(3), "{nowhere}");
+    // An API server that does not answer: infrastructure, exit 4, with what to check.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let down = dir.path().join("down.kubeconfig");
+    std::fs::write(
+        &down,
+        text.replace(&cluster.server, &format!("https://127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let ran = analyze(&down, &["-n", &ns.name, "-l", "a=b"]).await;
+    assert_eq!(ran.code, Some(4), "{ran}");
+    assert!(ran.stderr.contains("kubectl get nodes"), "{ran}");
 }
 
 /// The analyzer's RBAC grants exactly get/list pods and get pods/log in the namespace, and
