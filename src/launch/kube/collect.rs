@@ -98,9 +98,10 @@ pub fn judge(
         Finish::MissingPods { found } => (
             ERROR,
             format!(
-                "the Job created {found} of {} pods{}",
+                "the Job created {found} of {} pods{}{}",
                 nodes.len(),
-                events_suffix(warnings)
+                events_suffix(warnings),
+                pod_security_hint(warnings)
             ),
         ),
         Finish::TimedOut { running_for } => (
@@ -188,6 +189,31 @@ fn pod_label(pod: &PodView) -> String {
         Some(node) => format!("rank {} (node {node})", pod.index),
         None => format!("rank {} (pod {})", pod.index, pod.name),
     }
+}
+
+/// What to change when Pod Security admission refused the pods: the two things of ours that
+/// the `baseline` level forbids are CAP_IPC_LOCK and the host's /dev/shm.
+fn pod_security_hint(warnings: &[String]) -> String {
+    let Some(w) = warnings
+        .last()
+        .filter(|w| w.contains("violates PodSecurity"))
+    else {
+        return String::new();
+    };
+    let mut fixes = vec![];
+    if w.contains("IPC_LOCK") {
+        fixes.push("--no-ipc-lock");
+    }
+    if w.contains("hostPath") {
+        fixes.push("a memory-backed /dev/shm (--shm-size 16Gi instead of host)");
+    }
+    if fixes.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the namespace enforces a Pod Security level: run with {}",
+        fixes.join(" and ")
+    )
 }
 
 fn events_suffix(warnings: &[String]) -> String {
@@ -702,5 +728,27 @@ mod tests {
                 .starts_with("slow:")
         );
         assert_eq!(candidates[1].1.outcome, Outcome::Pass);
+    }
+}
+
+#[cfg(test)]
+mod pod_security {
+    use super::pod_security_hint;
+
+    #[test]
+    fn refusals_by_pod_security_say_which_flag_fixes_them() {
+        let ipc = r#"FailedCreate: Error creating: pods "x" is forbidden: violates PodSecurity "baseline:latest": non-default capabilities (container "netcheck" must not include "IPC_LOCK" in securityContext.capabilities.add)"#;
+        assert!(pod_security_hint(&[ipc.into()]).ends_with("run with --no-ipc-lock"));
+        let host = r#"FailedCreate: Error creating: pods "x" is forbidden: violates PodSecurity "baseline:latest": hostPath volumes (volume "shm"), non-default capabilities (container "netcheck" must not include "IPC_LOCK" in securityContext.capabilities.add)"#;
+        let hint = pod_security_hint(&[host.into()]);
+        assert!(
+            hint.contains("--no-ipc-lock and a memory-backed /dev/shm"),
+            "{hint}"
+        );
+        // Other refusals (quota, webhooks) get no Pod Security advice.
+        assert_eq!(
+            pod_security_hint(&["FailedCreate: exceeded quota: gpu".into()]),
+            ""
+        );
     }
 }

@@ -31,6 +31,10 @@ const KNOWN_EFA: &[(&str, u32)] = &[
     ("p6-b200.48xlarge", 8),
 ];
 
+/// Taint keys Kubernetes sets from a node's state (not-ready, unreachable, unschedulable,
+/// memory-pressure, disk-pressure, pid-pressure, network-unavailable).
+const CONDITION_TAINT_PREFIX: &str = "node.kubernetes.io/";
+
 /// The EKS node-monitoring conditions that must not be False on a node we test.
 const HEALTH_CONDITIONS: &[&str] = &["AcceleratedHardwareReady", "NetworkingReady"];
 
@@ -227,20 +231,48 @@ fn schedulability_problems(node: &Node, tolerations: &[Toleration]) -> Vec<Strin
             "cordoned (run `kubectl uncordon {name}` to test it)"
         ));
     }
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "True");
     for taint in spec.taints.iter().flatten() {
-        if matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
-            && !tolerations.iter().any(|t| tolerates(t, taint))
+        if !matches!(taint.effect.as_str(), "NoSchedule" | "NoExecute")
+            || tolerations.iter().any(|t| tolerates(t, taint))
         {
-            let value = taint
-                .value
-                .as_deref()
-                .map(|v| format!("={v}"))
-                .unwrap_or_default();
-            out.push(format!(
-                "tainted {}{value}:{} (add `--toleration {}{value}:{}` to test it)",
-                taint.key, taint.effect, taint.key, taint.effect
-            ));
+            continue;
         }
+        // Taints Kubernetes itself sets from a node's state: tolerating them is not the fix.
+        if let Some(state) = taint.key.strip_prefix(CONDITION_TAINT_PREFIX) {
+            match state {
+                // Said already, with what to do: not Ready, cordoned.
+                "not-ready" | "unreachable" if !ready => {}
+                "unschedulable" if spec.unschedulable == Some(true) => {}
+                "not-ready" | "unreachable" => out.push(format!(
+                    "still tainted {}:{} although Ready (the node lifecycle controller has not \
+                     lifted it yet; check kube-controller-manager if it stays)",
+                    taint.key, taint.effect
+                )),
+                _ => out.push(format!(
+                    "tainted {}:{} by Kubernetes from the node's state ({}); fix that rather \
+                     than tolerating it",
+                    taint.key,
+                    taint.effect,
+                    state.replace('-', " ")
+                )),
+            }
+            continue;
+        }
+        let value = taint
+            .value
+            .as_deref()
+            .map(|v| format!("={v}"))
+            .unwrap_or_default();
+        out.push(format!(
+            "tainted {}{value}:{} (add `--toleration {}{value}:{}` to test it)",
+            taint.key, taint.effect, taint.key, taint.effect
+        ));
     }
     let conditions = node
         .status
@@ -462,6 +494,62 @@ mod tests {
         assert_eq!(parse_quantity("lots"), None);
         assert_eq!(format_quantity(5120 << 20), "5Gi");
         assert_eq!(format_quantity(21122 << 20), "21122Mi");
+    }
+
+    /// What a real control plane does to a NotReady or cordoned node (the node lifecycle
+    /// controller's taints) is reported once, as the state, never as a taint to tolerate.
+    #[test]
+    fn kubernetes_own_taints_are_reported_as_the_state_behind_them() {
+        let node = |ready: &str, cordoned: bool, taints: &[(&str, &str)]| -> Node {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "n"},
+                "spec": {"unschedulable": cordoned, "taints": taints.iter()
+                    .map(|(k, e)| serde_json::json!({"key": k, "effect": e})).collect::<Vec<_>>()},
+                "status": {"conditions": [{"type": "Ready", "status": ready}]},
+            }))
+            .unwrap()
+        };
+        let none: &[Toleration] = &[];
+        let not_ready = node(
+            "False",
+            false,
+            &[
+                ("node.kubernetes.io/not-ready", "NoSchedule"),
+                ("node.kubernetes.io/not-ready", "NoExecute"),
+            ],
+        );
+        let found = schedulability_problems(&not_ready, none);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("not Ready"));
+        let cordoned = node(
+            "True",
+            true,
+            &[("node.kubernetes.io/unschedulable", "NoSchedule")],
+        );
+        let found = schedulability_problems(&cordoned, none);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("cordoned"));
+        let pressure = node(
+            "True",
+            false,
+            &[("node.kubernetes.io/disk-pressure", "NoSchedule")],
+        );
+        let found = schedulability_problems(&pressure, none);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].contains("(disk pressure); fix that"), "{found:?}");
+        assert!(found.iter().all(|f| !f.contains("--toleration")));
+        let lagging = node(
+            "True",
+            false,
+            &[("node.kubernetes.io/not-ready", "NoSchedule")],
+        );
+        assert!(schedulability_problems(&lagging, none)[0].contains("still tainted"));
+        // Anyone else's taint keeps its toleration advice.
+        let other = node("True", false, &[("maintenance", "NoSchedule")]);
+        assert!(
+            schedulability_problems(&other, none)[0]
+                .contains("--toleration maintenance:NoSchedule")
+        );
     }
 
     #[test]
