@@ -1099,3 +1099,70 @@ async fn statefulset_and_indexed_job_pods_by_owner_and_hostname() {
         }
     }
 }
+
+/// A RayJob's driver runs in the head pod, and Ray forwards its workers' output there:
+/// `(RayTrainWorker pid=41, ip=10.1.17.5) <worker host>:41:41 [0] NCCL INFO ...` (grammar §1.3).
+/// The workers' own logs hold only the raylet's lines. The ranks belong to the workers (NCCL
+/// prints their host names), so the job runs on the workers' two nodes, not the head's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ray_head_carrying_its_workers_lines_maps_the_ranks_to_the_workers() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("akdriver").await;
+    let mut cpu = p5("cpu");
+    cpu.instance_type = "m5.2xlarge".into();
+    cpu.gpus = 0;
+    cpu.efa = 0;
+    let nodes = ns.add_nodes(&[cpu, p5("a"), p5("b")]).await;
+    let workers = ["rj-raycluster-worker-gpu-0", "rj-raycluster-worker-gpu-1"];
+    let mut driver = String::from("Job submitted, waiting for the driver to start.\n");
+    for i in 0..2 {
+        for line in podify(
+            "logs/grammar/efa-2node.log",
+            &format!("train-{i}:"),
+            &format!("train-{i}"),
+            workers[i],
+        )
+        .lines()
+        {
+            let pid = line.split(':').nth(1).unwrap();
+            driver.push_str(&format!(
+                "(RayTrainWorker pid={pid}, ip=10.1.17.{i}) {line}\n"
+            ));
+        }
+    }
+    let label = [(RAY, "rj-raycluster")];
+    let mut head = pod("rj-raycluster-head", &nodes[0], &label, driver);
+    head.gpus = 0;
+    head.efa = 0;
+    head.hugepages = false;
+    let raylet = "[2026-12-01 06:00:01,000 I 12 12] (raylet) main.cc:180: Setting cluster ID\n";
+    let w = |i: usize| pod(workers[i], &nodes[i + 1], &label, raylet.into());
+    make_pods(&ns, &[head, w(0), w(1)]).await;
+    let ran = analyze(
+        &cluster.kubeconfig,
+        &[
+            "-n",
+            &ns.name,
+            "--workload",
+            "rj-raycluster",
+            "--expect",
+            "efa",
+            "--format",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(ran.code, Some(0), "{ran}");
+    let j = ran.json();
+    assert_eq!(j["verdict"], "pass", "{ran}");
+    assert_eq!(j["nodes"], 2, "{ran}");
+    assert_eq!(j["cluster_nodes"], json!([nodes[1], nodes[2]]), "{ran}");
+    assert_eq!(pod_of(&j, workers[1])["ranks"], json!([2, 3]), "{ran}");
+    assert_eq!(pod_of(&j, workers[1])["status"], "analyzed", "{ran}");
+    assert_eq!(pod_of(&j, workers[1])["log"]["nccl_lines"], 0, "{ran}");
+    assert_eq!(
+        pod_of(&j, "rj-raycluster-head")["ranks"],
+        json!([]),
+        "{ran}"
+    );
+}

@@ -122,10 +122,7 @@ pub fn apply(mut analysis: Analysis, pods: Vec<PodFacts>) -> ClusterAnalysis {
         .enumerate()
         .map(|(i, facts)| report(facts, &analysis.per_rank, &owners, i))
         .collect();
-    let analyzed: Vec<&PodReport> = reports
-        .iter()
-        .filter(|p| p.status == PodStatus::Analyzed)
-        .collect();
+    let analyzed = job_pods(&reports);
     let nodes: BTreeSet<String> = analyzed
         .iter()
         .filter_map(|p| p.facts.node.clone())
@@ -176,6 +173,20 @@ pub fn apply(mut analysis: Analysis, pods: Vec<PodFacts>) -> ClusterAnalysis {
         analysis,
         cluster_nodes: nodes.into_iter().collect(),
         pods: reports,
+    }
+}
+
+/// The job's pods: those its ranks run in (a Ray head whose log carries its workers' lines
+/// holds no rank), else those whose logs were analysed.
+fn job_pods(reports: &[PodReport]) -> Vec<&PodReport> {
+    let with_ranks: Vec<&PodReport> = reports.iter().filter(|p| !p.ranks.is_empty()).collect();
+    if with_ranks.is_empty() {
+        reports
+            .iter()
+            .filter(|p| p.status == PodStatus::Analyzed)
+            .collect()
+    } else {
+        with_ranks
     }
 }
 
@@ -489,7 +500,7 @@ fn mixed_versions(analysis: &Analysis, pods: &[PodReport], out: &mut Vec<Finding
 /// their ranks talk over the network stack instead of NVLink or shared memory.
 fn shared_nodes(analysis: &Analysis, pods: &[PodReport], out: &mut Vec<Finding>) {
     let mut by_node: BTreeMap<&str, Vec<&PodReport>> = BTreeMap::new();
-    for p in pods.iter().filter(|p| p.status == PodStatus::Analyzed) {
+    for p in job_pods(pods) {
         if let Some(node) = &p.facts.node {
             by_node.entry(node.as_str()).or_default().push(p);
         }
@@ -1062,6 +1073,33 @@ mod tests {
                 .contains("NCCL_DEBUG=INFO")
         );
         assert_eq!(c.analysis.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn a_head_whose_log_carries_its_workers_lines_is_not_a_node_of_the_job() {
+        let a = analysis(
+            Transport::Efa,
+            vec![
+                rank(0, "w-0", Transport::Efa, "Libfabric", "2.28.9"),
+                rank(1, "w-1", Transport::Efa, "Libfabric", "2.28.9"),
+            ],
+            vec![],
+        );
+        // The head shares node n1 with a worker: no pods-share-node, it holds no rank.
+        let mut head = pod("head", "n1", 0, 0, 80);
+        head.gpus = 0;
+        let c = apply(
+            a,
+            vec![
+                head,
+                pod("w-0", "n1", 32, 32, 0),
+                pod("w-1", "n2", 32, 32, 0),
+            ],
+        );
+        assert_eq!(c.analysis.nodes, Some(2));
+        assert_eq!(c.cluster_nodes, vec!["n1".to_string(), "n2".to_string()]);
+        assert!(c.pods.iter().all(|p| p.status == PodStatus::Analyzed));
+        assert!(ids(&c).is_empty(), "{:?}", ids(&c));
     }
 
     #[test]
