@@ -754,10 +754,22 @@ async fn container_previous_and_since_reach_the_api_server() {
     assert_eq!(pod_of(&j, "train-0")["status"], "analyzed", "{before}");
     assert_eq!(j["verdict"], "fail", "{before}");
     assert_eq!(before.code, Some(1));
-    args.push("--since");
-    args.push("1h");
-    let since = analyze(&cluster.kubeconfig, &args).await;
-    assert!(since.code.is_some(), "{since}");
+    // The log's lines are stamped 06:00 today (cri_log): `--since` reaches kwok, which keeps
+    // the lines of the last ten years and none of the last minute.
+    let mut recent = base.to_vec();
+    recent.extend(["--since", "1m"]);
+    let ran = analyze(&cluster.kubeconfig, &recent).await;
+    assert_eq!(pod_of(&ran.json(), "train-0")["log"]["bytes"], 0, "{ran}");
+    let mut day = base.to_vec();
+    day.extend(["--since", "87600h"]);
+    let ran = analyze(&cluster.kubeconfig, &day).await;
+    assert!(
+        pod_of(&ran.json(), "train-0")["log"]["bytes"]
+            .as_u64()
+            .unwrap()
+            > 0,
+        "{ran}"
+    );
     let mut wrong = base.to_vec();
     wrong.extend(["--container", "nope"]);
     let ran = analyze(&cluster.kubeconfig, &wrong).await;
