@@ -52,7 +52,7 @@ pub struct PodFacts {
 pub struct LogStats {
     pub bytes: u64,
     pub lines: u64,
-    /// Lines holding an `NCCL INFO` or `NCCL WARN` record.
+    /// `NCCL INFO` and `NCCL WARN` records seen (one per line, unless a wrapper glued some).
     pub nccl_lines: u64,
     /// Whether some communicator printed `Init COMPLETE`.
     pub init_complete: bool,
