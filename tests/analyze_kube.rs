@@ -1127,12 +1127,12 @@ async fn a_ray_head_carrying_its_workers_lines_maps_the_ranks_to_the_workers() {
     let nodes = ns.add_nodes(&[cpu, p5("a"), p5("b")]).await;
     let workers = ["rj-raycluster-worker-gpu-0", "rj-raycluster-worker-gpu-1"];
     let mut driver = String::from("Job submitted, waiting for the driver to start.\n");
-    for i in 0..2 {
+    for (i, worker) in workers.iter().enumerate() {
         for line in podify(
             "logs/grammar/efa-2node.log",
             &format!("train-{i}:"),
             &format!("train-{i}"),
-            workers[i],
+            worker,
         )
         .lines()
         {
