@@ -1178,3 +1178,77 @@ async fn a_ray_head_carrying_its_workers_lines_maps_the_ranks_to_the_workers() {
         "{ran}"
     );
 }
+
+/// `--follow` on a job whose pod is still Pending: it waits for the scheduler (a node gets the
+/// label the pod asks for), for the container to start, then for NCCL's init.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_waits_for_a_pending_pod_to_be_scheduled_and_start() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("aklate").await;
+    let nodes = ns.add_nodes(&[p5("a")]).await;
+    let log = std::fs::read_to_string(fixture("logs/h200/nvlink.log")).unwrap();
+    let mut p = pod("slow-0", &nodes[0], &[("app", "slow")], String::new());
+    p.node = None;
+    p.log = None;
+    make_pods(&ns, &[p]).await;
+    // The pod asks for a label no node has; give it one after a while.
+    let pods: Api<Pod> = Api::namespaced(ns.client.clone(), &ns.name);
+    let (node, client, ns_name) = (nodes[0].clone(), ns.client.clone(), ns.name.clone());
+    let kubectl = cluster.bin.join("kubectl");
+    let kubeconfig = cluster.kubeconfig.clone();
+    let later = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let labelled = std::process::Command::new(kubectl)
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["label", "node", &node, "netcheck-test/nowhere=true"])
+            .output()
+            .unwrap();
+        assert!(labelled.status.success());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while pods
+            .get("slow-0")
+            .await
+            .unwrap()
+            .spec
+            .and_then(|s| s.node_name)
+            .is_none()
+        {
+            assert!(Instant::now() < deadline, "never scheduled");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        (client, ns_name)
+    });
+    let args = [
+        "-n",
+        &ns.name,
+        "--pod",
+        "slow-0",
+        "--follow",
+        "--settle",
+        "1s",
+        "--timeout",
+        "60s",
+        "--format",
+        "json",
+    ];
+    let run = analyze(&cluster.kubeconfig, &args);
+    let serve = async {
+        let _ = later.await.unwrap();
+        start(
+            &ns,
+            "slow-0",
+            "worker",
+            &log.replace("vm:", "slow-0:"),
+            None,
+            false,
+        )
+        .await;
+    };
+    let (ran, ()) = tokio::join!(run, serve);
+    let j = ran.json();
+    assert_eq!(pod_of(&j, "slow-0")["status"], "analyzed", "{ran}");
+    assert_eq!(pod_of(&j, "slow-0")["node"], nodes[0].as_str(), "{ran}");
+    assert_eq!(ran.code, Some(0), "{ran}");
+    assert!(ran.elapsed < Duration::from_secs(40), "{ran}");
+}
