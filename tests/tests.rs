@@ -4,6 +4,7 @@ mod util;
 
 mod analyze;
 mod analyze_evidence;
+mod analyze_kube;
 mod analyze_props;
 mod cli;
 mod doctor;

@@ -1,14 +1,21 @@
 //! `netcheck analyze [LOG...]`: which transport carried inter-node traffic, with evidence.
+//! `netcheck analyze --kube ...`: the same, straight from a running job's pods
+//! (`launch::kube::logs`), with what the cluster knows (`logscan::cluster`).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use crate::config::parse_duration;
 use crate::error::{Error, Outcome, Result};
-use crate::logscan::{self, Analyzer, Options, Transport, Verdict};
+use crate::launch::kube::logs::{self, LogOptions, Selection};
+use crate::launch::kube::{Connect, KubeClient};
+use crate::logscan::cluster::{self, ClusterAnalysis};
+use crate::logscan::{self, Analysis, Analyzer, Options, Transport, Verdict};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// NCCL_DEBUG=INFO logs: files, .gz files, or `-` / nothing for stdin.
-    #[arg(value_name = "LOG")]
+    #[arg(value_name = "LOG", conflicts_with = "kube")]
     pub logs: Vec<PathBuf>,
     /// The inter-node transport that must have been used (`nvlink`: multi-node NVLink,
     /// GB200/GB300 NVL72); anything else fails (exit 1).
@@ -18,6 +25,94 @@ pub struct Args {
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]
     pub format: String,
+
+    /// Read the logs of pods on a Kubernetes cluster (chosen with -l, --pod or --workload)
+    /// instead of files, and add what the cluster knows: each pod's node, instance type and
+    /// zone, its EFA and huge-page requests, its NCCL_*/FI_* env.
+    #[arg(long, help_heading = "Kubernetes")]
+    pub kube: bool,
+    /// Namespace of the pods (default: the kubeconfig context's).
+    #[arg(long, short = 'n', requires = "kube", help_heading = "Kubernetes")]
+    pub namespace: Option<String>,
+    /// kubeconfig context.
+    #[arg(long, requires = "kube", help_heading = "Kubernetes")]
+    pub context: Option<String>,
+    /// kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "kube",
+        help_heading = "Kubernetes"
+    )]
+    pub kubeconfig: Option<PathBuf>,
+    /// Label selector of the pods, e.g. ray.io/cluster=fsdp-qwen.
+    #[arg(long, short = 'l', requires = "kube", help_heading = "Kubernetes")]
+    pub selector: Option<String>,
+    /// A pod by name; repeatable.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "kube",
+        help_heading = "Kubernetes"
+    )]
+    pub pod: Vec<String>,
+    /// The pods of a workload: NAME or KIND/NAME (RayCluster, PyTorchJob, MPIJob, JobSet,
+    /// LeaderWorkerSet, Job, StatefulSet...), found by its operator's labels or the pods'
+    /// owner.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "kube",
+        help_heading = "Kubernetes"
+    )]
+    pub workload: Option<String>,
+    /// The container to read (default: kubectl's default container, else the one requesting
+    /// GPUs, else the first).
+    #[arg(long, short = 'c', requires = "kube", help_heading = "Kubernetes")]
+    pub container: Option<String>,
+    /// Only log lines newer than this (e.g. 30m).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "kube",
+        help_heading = "Kubernetes"
+    )]
+    pub since: Option<String>,
+    /// The log of the previous, crashed instance of the container.
+    #[arg(long, requires = "kube", help_heading = "Kubernetes")]
+    pub previous: bool,
+    /// For a job that is starting: wait for the pods to run and give the verdict as soon as
+    /// every pod has finished NCCL init (and its first connections), or at --timeout.
+    #[arg(
+        long,
+        requires = "kube",
+        conflicts_with = "previous",
+        help_heading = "Kubernetes"
+    )]
+    pub follow: bool,
+    /// With --follow: the latest the verdict comes.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10m",
+        requires = "follow",
+        help_heading = "Kubernetes"
+    )]
+    pub timeout: String,
+    /// With --follow: a pod is done this long after its last NCCL line once it printed
+    /// `Init COMPLETE`.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5s",
+        requires = "follow",
+        help_heading = "Kubernetes"
+    )]
+    pub settle: String,
+    /// Pod logs streamed at once.
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "kube",
+          value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Kubernetes")]
+    pub max_streams: u32,
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
@@ -25,6 +120,9 @@ pub fn run(args: Args) -> Result<Outcome> {
         "any" => None,
         name => Some(name.parse::<Transport>().map_err(Error::usage)?),
     };
+    if args.kube {
+        return run_kube(args, expect);
+    }
     let logs = if args.logs.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -44,18 +142,88 @@ pub fn run(args: Args) -> Result<Outcome> {
     // allocation at a time would cost several percent of the run for nothing.
     std::mem::forget(analyzer);
     let rendered = match args.format.as_str() {
-        "json" => {
-            let mut json = serde_json::to_string_pretty(&analysis)
-                .map_err(|e| Error::infra(format!("cannot encode the analysis as JSON: {e}")))?;
-            json.push('\n');
-            json
-        }
+        "json" => json(&analysis)?,
         "markdown" => logscan::render::markdown(&analysis),
         _ => logscan::render::text(&analysis),
     };
-    crate::output::stdout(&rendered).map_err(|e| Error::write("<stdout>", e))?;
-    Ok(match analysis.verdict {
+    print(&rendered, analysis.verdict)
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String> {
+    let mut json = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::infra(format!("cannot encode the analysis as JSON: {e}")))?;
+    json.push('\n');
+    Ok(json)
+}
+
+fn print(rendered: &str, verdict: Verdict) -> Result<Outcome> {
+    crate::output::stdout(rendered).map_err(|e| Error::write("<stdout>", e))?;
+    Ok(match verdict {
         Verdict::Fail => Outcome::Fail,
         Verdict::Pass | Verdict::Warn => Outcome::Pass,
     })
+}
+
+fn duration(flag: &str, value: &str) -> Result<Duration> {
+    parse_duration(value).map_err(|e| Error::usage(format!("{flag}: {e}")))
+}
+
+fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
+    if args.selector.is_none() && args.pod.is_empty() && args.workload.is_none() {
+        return Err(Error::Usage {
+            message: "--kube needs the pods to read: -l SELECTOR, --pod NAME or --workload NAME"
+                .into(),
+            hint: Some(
+                "e.g. `netcheck analyze --kube -n ml -l ray.io/cluster=fsdp-qwen --expect efa`"
+                    .into(),
+            ),
+        });
+    }
+    let opts = LogOptions {
+        container: args.container.clone(),
+        since: args
+            .since
+            .as_deref()
+            .map(|s| duration("--since", s))
+            .transpose()?,
+        previous: args.previous,
+        follow: if args.follow {
+            Some(duration("--timeout", &args.timeout)?)
+        } else {
+            None
+        },
+        settle: duration("--settle", &args.settle)?,
+        concurrency: args.max_streams as usize,
+    };
+    let selection = Selection {
+        selector: args.selector.clone(),
+        pods: args.pod.clone(),
+        workload: args.workload.clone(),
+    };
+    let connect = Connect {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        namespace: args.namespace.clone(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::infra(format!("cannot start the async runtime: {e}")))?;
+    let result: ClusterAnalysis = runtime.block_on(async move {
+        let client = KubeClient::connect(&connect).await?;
+        let pods = logs::select(&client, &selection).await?;
+        logs::analyze(&client, pods, &opts, Options { expect }).await
+    })?;
+    let rendered = match args.format.as_str() {
+        "json" => json(&result)?,
+        "markdown" => {
+            let shown: Analysis = cluster::with_nodes_in_evidence(&result);
+            logscan::render::markdown(&shown) + &cluster::markdown(&result)
+        }
+        _ => {
+            let shown: Analysis = cluster::with_nodes_in_evidence(&result);
+            logscan::render::text(&shown) + &cluster::text(&result)
+        }
+    };
+    print(&rendered, result.analysis.verdict)
 }

@@ -33,6 +33,7 @@
 //! yields `inter_node_transport: unknown`.
 
 mod analysis;
+pub mod cluster;
 mod event;
 mod facts;
 mod frame;

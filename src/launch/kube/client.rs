@@ -329,6 +329,51 @@ impl KubeClient {
             .boxed())
     }
 
+    /// Pods of the namespace matching a label selector (all pods for `None`), for
+    /// `analyze --kube`.
+    pub async fn list_pods(&self, selector: Option<&str>) -> Result<Vec<Pod>> {
+        let mut lp = ListParams::default();
+        if let Some(selector) = selector {
+            lp = lp.labels(selector);
+        }
+        let what = match selector {
+            Some(s) => format!(
+                "cannot list pods matching `{s}` in namespace `{}`",
+                self.namespace
+            ),
+            None => format!("cannot list pods in namespace `{}`", self.namespace),
+        };
+        self.api::<Pod>()
+            .list(&lp)
+            .await
+            .map(|l| l.items)
+            .map_err(|e| self.error(&what, e))
+    }
+
+    /// One pod of the namespace; `None` when there is none of that name.
+    pub async fn pod(&self, name: &str) -> Result<Option<Pod>> {
+        self.api::<Pod>()
+            .get_opt(name)
+            .await
+            .map_err(|e| self.error(&format!("cannot read pod `{name}`"), e))
+    }
+
+    /// Any container's log as a byte stream (`params` says which container, since when,
+    /// the previous instance, whether to follow). API errors stay kube errors, so the
+    /// caller can tell a container that is still starting (400) from a denial.
+    pub async fn log_reader(
+        &self,
+        pod: &str,
+        params: &LogParams,
+    ) -> std::result::Result<impl futures::AsyncBufRead + Send + Unpin + 'static, kube::Error> {
+        self.api::<Pod>().log_stream(pod, params).await
+    }
+
+    /// Our error for a kube error (what we were doing, what the server said, what to do).
+    pub fn describe(&self, what: &str, e: kube::Error) -> Error {
+        self.error(what, e)
+    }
+
     /// Warning events about one object, oldest first: why a pod is not scheduled, cannot
     /// pull its image, or why a Job created no pods.
     pub async fn warnings(&self, kind: &str, name: &str) -> Result<Vec<String>> {

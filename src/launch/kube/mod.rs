@@ -6,6 +6,7 @@
 //! - `names` and `manifest`: the objects of a run, built by pure functions.
 //! - `client`: the one type that talks to the API server.
 //! - `status`: where each pod is, and when a group is finished.
+//! - `logs`: `analyze --kube`, the logs of pods that run already (not the launcher's).
 //! - `collect`: rank 0's result line and the exit codes → a pair verdict; the merged record.
 //! - `launcher`: the run itself, with cleanup on errors and Ctrl-C; `watch`: one round of it;
 //!   `dry_run`: the YAML only.
@@ -14,6 +15,7 @@ pub mod client;
 pub mod collect;
 pub mod dry_run;
 pub mod launcher;
+pub mod logs;
 pub mod manifest;
 pub mod names;
 pub mod nodes;
