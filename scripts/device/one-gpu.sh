@@ -54,12 +54,17 @@ step check-sim2x1 180 $B check --simulate-nodes 2 --gpus-per-node 1 --max-bytes 
 # 3. Below NCCL: libfabric's providers and a tcp ping-pong on this host.
 step fabric-list 30 $B fabric --list
 step fabric-local-tcp 60 $B fabric --local --provider tcp
+step fabric-domain-bogus 30 $B fabric --local --provider tcp --domain bogus0
 # 4. The run's own files through analyze, report and gate.
 step analyze-1rank 30 $B analyze "$out/run-default"/logs/*.log
 step analyze-1rank-json 30 $B analyze --format json "$out/run-default"/logs/*.log
 step analyze-sim2x1 30 $B analyze --expect socket "$out/sim2x1"/logs/*.log
 step report-1rank 60 $B report "$out/run-default/results.json" --out "$out/report-1rank"
 step gate-1rank 30 $B gate "$out/run-default/results.json"
+if [ -n "${NCCL_TESTS:-}" ]; then
+  step ingest-nccl-tests 30 $B ingest "$out/nccl-tests-all_gather-1rank.txt" "$out/nccl-tests-reduce_scatter-1rank.txt" --out "$out/ingested.json"
+  step gate-nccl-tests 30 $B gate "$out/ingested.json"
+fi
 step report-sim2x1 60 $B report "$out/sim2x1/results.json" --out "$out/report-sim2x1"
 # 5. Interrupted and killed: Ctrl-C mid-sweep keeps the rows (130); a rank killed -> 124.
 $B run --min-bytes 1K --max-bytes 4G --step-factor 2 --iters 200 --out "$out/interrupt" > "$out/interrupt.txt" 2>&1 &
