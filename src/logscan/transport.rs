@@ -129,6 +129,8 @@ pub struct Decision {
     pub why: String,
     /// Ranks whose links between hosts went over multi-node NVLink.
     pub nvlink_ranks: usize,
+    /// RDMA carried traffic (NCCL's IB module) although the transport stays unknown.
+    pub rdma_carried: bool,
 }
 
 /// Orders transports from worst to best for picking the job-wide value when ranks disagree:
@@ -256,6 +258,7 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         basis,
         why: why_parts.join("; "),
         nvlink_ranks,
+        rdma_carried,
     }
 }
 
@@ -406,13 +409,21 @@ fn several_by_hosts(v: &NodeView) -> Option<Nodes> {
 /// Lines only a network connection produces: IB completion errors, NET/Socket progress
 /// errors, a plugin's own connection reports.
 fn several_by_net_errors(v: &NodeView) -> Option<Nodes> {
-    let evidence = v.facts.processes.iter().find_map(|p| {
+    let (why, evidence) = v.facts.processes.iter().find_map(|p| {
+        let named = || {
+            let name = p.self_named.as_ref().map_or("plugin", |f| f.value.as_str());
+            format!("NET/{name} connections")
+        };
         p.ib_traffic
             .as_ref()
-            .or(p.socket_traffic.as_ref())
-            .or(p.self_named_connected.as_ref())
+            .map(|e| ("NET/IB completion errors from a peer".to_string(), e))
+            .or_else(|| {
+                p.socket_traffic
+                    .as_ref()
+                    .map(|e| ("NET/Socket transfer errors".to_string(), e))
+            })
+            .or_else(|| p.self_named_connected.as_ref().map(|e| (named(), e)))
     })?;
-    let why = "errors or connections of a network transport".to_string();
     found(NodeCount::Several, Basis::NetErrors, why, Some(evidence))
 }
 
