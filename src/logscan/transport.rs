@@ -439,9 +439,13 @@ fn several_by_rank_numbers(v: &NodeView) -> Option<Nodes> {
     found(NodeCount::Several, basis, why, None)
 }
 
-/// `nNodes 1` on every multi-rank communicator.
+/// `nNodes 1` on every multi-rank communicator, one of them not a split: a sub-communicator
+/// (a tensor-parallel group) on one node says nothing about the job.
 fn one_by_nnodes(v: &NodeView) -> Option<Nodes> {
     let n = v.nnodes.filter(|n| n.value == 1)?;
+    if !v.facts.ranks.iter().any(|r| r.whole_comm_one_node) {
+        return None;
+    }
     found(
         NodeCount::One,
         Basis::Nnodes,
