@@ -2,10 +2,15 @@
 //! TCP fallback, and whether GPUDirect RDMA was used — exactly as DESIGN.md's Analysis contract
 //! defines `inter_node_transport`, `socket_fallback` and `gdr`.
 //!
-//! Evidence ranking (grammar §8): per-connection `via NET/...` lines first; then, for a rank in
-//! a communicator with `nNodes > 1` but no connection lines, `Assigned NET plugin` /
-//! `Using network`. `Using network` alone never proves inter-node traffic. No evidence →
-//! `unknown`, never a guess.
+//! As an NCCL expert reads an excerpt: first the node count, from every kind of evidence
+//! (`NODE_RULES`, one small function each: `nNodes`, NET connection lines, host names, rank
+//! numbers, nccl-tests' table, one-rank communicators, one process, ...); then per rank the
+//! network — its `via NET/<name>` lines, else the module NCCL selected (`Using network`, a
+//! plugin naming itself, aws-ofi-nccl's provider, the init sequence of versions without
+//! `Using network`). With the node count unknown only an explicitly RDMA (or TCPX) module
+//! decides: `Using network Socket` is printed by single-node runs too. Each decision keeps
+//! its `Basis`, so the output says why. A wrong `none` or RDMA verdict passes a broken
+//! cluster, so neither is a default: no evidence → `unknown`.
 
 use super::analysis::{Evidence, Transport};
 use super::facts::{Fact, Facts, PluginFailure, Process, Rank};
