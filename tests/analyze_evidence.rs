@@ -39,6 +39,12 @@ const ROWS: &[Row] = &[
       a:1:1 [0] NCCL INFO Using network IB\n\
       a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n",
      Transport::None, Some(false), Some("nnodes")),
+    ("must not: nNodes 1 of a split (a tensor-parallel group) is not the job's",
+     "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network IB\n\
+      a:1:1 [0] NCCL INFO ncclCommSplit comm 0x5 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 101d0 parent 0x4 splitCount 1 color 2003953581 key 0- Init START\n\
+      a:1:1 [0] NCCL INFO comm 0x5 rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 0\n",
+     Transport::Ib, Some(false), Some("network-module")),
     ("NET channel lines behind a torchrun prefix",
      "[rank0]:a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
       [rank0]:a:1:1 [0] NCCL INFO Using network Socket\n\

@@ -2,10 +2,15 @@
 //! TCP fallback, and whether GPUDirect RDMA was used — exactly as DESIGN.md's Analysis contract
 //! defines `inter_node_transport`, `socket_fallback` and `gdr`.
 //!
-//! Evidence ranking (grammar §8): per-connection `via NET/...` lines first; then, for a rank in
-//! a communicator with `nNodes > 1` but no connection lines, `Assigned NET plugin` /
-//! `Using network`. `Using network` alone never proves inter-node traffic. No evidence →
-//! `unknown`, never a guess.
+//! As an NCCL expert reads an excerpt: first the node count, from every kind of evidence
+//! (`NODE_RULES`, one small function each: `nNodes`, NET connection lines, host names, rank
+//! numbers, nccl-tests' table, one-rank communicators, one process, ...); then per rank the
+//! network — its `via NET/<name>` lines, else the module NCCL selected (`Using network`, a
+//! plugin naming itself, aws-ofi-nccl's provider, the init sequence of versions without
+//! `Using network`). With the node count unknown only an explicitly RDMA (or TCPX) module
+//! decides: `Using network Socket` is printed by single-node runs too. Each decision keeps
+//! its `Basis`, so the output says why. A wrong `none` or RDMA verdict passes a broken
+//! cluster, so neither is a default: no evidence → `unknown`.
 
 use super::analysis::{Evidence, Transport};
 use super::facts::{Fact, Facts, PluginFailure, Process, Rank};
@@ -129,6 +134,8 @@ pub struct Decision {
     pub why: String,
     /// Ranks whose links between hosts went over multi-node NVLink.
     pub nvlink_ranks: usize,
+    /// RDMA carried traffic (NCCL's IB module) although the transport stays unknown.
+    pub rdma_carried: bool,
 }
 
 /// Orders transports from worst to best for picking the job-wide value when ranks disagree:
@@ -256,6 +263,7 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         basis,
         why: why_parts.join("; "),
         nvlink_ranks,
+        rdma_carried,
     }
 }
 
@@ -406,13 +414,21 @@ fn several_by_hosts(v: &NodeView) -> Option<Nodes> {
 /// Lines only a network connection produces: IB completion errors, NET/Socket progress
 /// errors, a plugin's own connection reports.
 fn several_by_net_errors(v: &NodeView) -> Option<Nodes> {
-    let evidence = v.facts.processes.iter().find_map(|p| {
+    let (why, evidence) = v.facts.processes.iter().find_map(|p| {
+        let named = || {
+            let name = p.self_named.as_ref().map_or("plugin", |f| f.value.as_str());
+            format!("NET/{name} connections")
+        };
         p.ib_traffic
             .as_ref()
-            .or(p.socket_traffic.as_ref())
-            .or(p.self_named_connected.as_ref())
+            .map(|e| ("NET/IB completion errors from a peer".to_string(), e))
+            .or_else(|| {
+                p.socket_traffic
+                    .as_ref()
+                    .map(|e| ("NET/Socket transfer errors".to_string(), e))
+            })
+            .or_else(|| p.self_named_connected.as_ref().map(|e| (named(), e)))
     })?;
-    let why = "errors or connections of a network transport".to_string();
     found(NodeCount::Several, Basis::NetErrors, why, Some(evidence))
 }
 
@@ -428,9 +444,13 @@ fn several_by_rank_numbers(v: &NodeView) -> Option<Nodes> {
     found(NodeCount::Several, basis, why, None)
 }
 
-/// `nNodes 1` on every multi-rank communicator.
+/// `nNodes 1` on every multi-rank communicator, one of them not a split: a sub-communicator
+/// (a tensor-parallel group) on one node says nothing about the job.
 fn one_by_nnodes(v: &NodeView) -> Option<Nodes> {
     let n = v.nnodes.filter(|n| n.value == 1)?;
+    if !v.facts.ranks.iter().any(|r| r.whole_comm_one_node) {
+        return None;
+    }
     found(
         NodeCount::One,
         Basis::Nnodes,

@@ -341,6 +341,7 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
         nranks,
         comm_id,
         all_in_one_process: msg.starts_with("ncclCommInitAll "),
+        split: msg.starts_with("ncclCommSplit "),
     };
     Some(match kind {
         Kind::Start => Event::InitStart(init),
@@ -624,6 +625,7 @@ mod tests {
                 nranks: Some(2),
                 comm_id: Some("0x4c64857d1447e24c"),
                 all_in_one_process: false,
+                split: false,
             }))
         );
         let done =

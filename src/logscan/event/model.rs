@@ -179,6 +179,9 @@ pub struct InitLineOf<S> {
     /// `ncclCommInitAll comm ...` (2.23+ names the API): one process created every rank of
     /// the communicator, so they all share one host.
     pub all_in_one_process: bool,
+    /// `ncclCommSplit comm ... parent 0x..` (2.23+ names the API): a sub-communicator, whose
+    /// `nNodes 1` says nothing about the job.
+    pub split: bool,
 }
 
 impl<S> EventOf<S> {
@@ -290,6 +293,7 @@ impl<S> InitLineOf<S> {
             nranks: self.nranks,
             comm_id: self.comm_id.map(f),
             all_in_one_process: self.all_in_one_process,
+            split: self.split,
         }
     }
 }

@@ -288,22 +288,27 @@ impl Facts {
                 add_conn(&mut self.ranks[rank], conn, &mut self.capped);
             }
             Event::CommNodes {
+                comm,
                 rank: number,
                 nranks,
                 nnodes,
                 local_ranks,
                 local_rank,
                 mnnvl,
-                ..
             } => {
                 let r = &mut self.ranks[rank];
+                // A split's size and numbering are the sub-communicator's, not the job's.
+                let split = r.split_comms.contains(&hex_id(comm));
+                if nnodes == 1 && nranks > 1 && !split {
+                    r.whole_comm_one_node = true;
+                }
                 if mnnvl == Some(1) && nnodes > 1 {
                     r.mnnvl.get_or_insert_with(|| seen.evidence());
                 }
                 if nranks > 1 {
                     r.multi_rank_comm = true;
                 }
-                if nranks >= r.world.max(1) {
+                if !split && nranks >= r.world.max(1) {
                     r.world = nranks;
                     r.rank = Some(number);
                     r.local_ranks = local_ranks;
@@ -351,6 +356,10 @@ impl Facts {
                 self.warnings.push(seen);
             }
             Event::InitStart(init) => {
+                let r = &mut self.ranks[rank];
+                if init.split && r.split_comms.len() < MAX_LIST {
+                    r.split_comms.push(hex_id(init.comm));
+                }
                 if init.all_in_one_process {
                     self.ranks[rank]
                         .all_in_one_process
@@ -505,7 +514,7 @@ impl Facts {
             });
         }
         let r = &mut self.ranks[rank];
-        if let (Some(number), Some(nranks)) = (init.rank, init.nranks)
+        if let (Some(number), Some(nranks), false) = (init.rank, init.nranks, init.split)
             && nranks >= r.world.max(1)
         {
             r.world = nranks;
@@ -533,7 +542,7 @@ impl Facts {
                 self.spare_marks.push(done.mark);
             }
         }
-        if let (Some(number), Some(nranks)) = (init.rank, init.nranks)
+        if let (Some(number), Some(nranks), false) = (init.rank, init.nranks, init.split)
             && nranks >= r.world.max(1)
         {
             r.world = nranks;

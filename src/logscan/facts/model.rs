@@ -301,6 +301,10 @@ pub struct Rank {
     pub all_in_one_process: Option<Evidence>,
     /// `MNNVL 1` on a communicator line (2.20+): the nodes share an NVLink domain.
     pub mnnvl: Option<Evidence>,
+    /// Communicators made by `ncclCommSplit` (at most `MAX_LIST`).
+    pub split_comms: Vec<u64>,
+    /// A communicator that is not a split said `nNodes 1`.
+    pub whole_comm_one_node: bool,
     /// The global rank the launcher's tag gives this process (`[1,12]`, `[rank12]`).
     pub launcher_rank: Option<u32>,
     /// Both ends of `P2P/direct pointer` links, which NCCL uses only between ranks of one

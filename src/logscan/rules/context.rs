@@ -32,6 +32,11 @@ pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
             "traffic used the OFI plugin (Libfabric), but no `Selected provider` line says whether that was EFA or TCP inside libfabric".to_string(),
             vec![e.clone()],
         )
+    } else if ctx.decision.rdma_carried {
+        (
+            "NCCL's IB verbs module (RDMA) carried inter-node traffic, but the log lacks the port list (`NET/IB : Using [0]mlx5_0:1/IB` or `/RoCE`) that tells InfiniBand from RoCE".to_string(),
+            first_evidence(ctx, Transport::Unknown),
+        )
     } else if ctx.decision.nodes.is_some_and(|n| n > 1) {
         (
             format!(
