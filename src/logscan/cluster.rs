@@ -133,6 +133,19 @@ pub fn apply(mut analysis: Analysis, pods: Vec<PodFacts>) -> ClusterAnalysis {
     let whole_job = analysis.ranks.is_none_or(|world| ranks_held >= world);
     if !nodes.is_empty() && whole_job && analyzed.iter().all(|p| p.facts.node.is_some()) {
         analysis.nodes = Some(nodes.len() as u32);
+        // The cluster's fact, shown like the log's evidence (`basis`, `why`).
+        if !analysis.basis.iter().any(|b| b == "pod-nodes") {
+            analysis.basis.insert(0, "pod-nodes".into());
+        }
+        let fact = match nodes.len() {
+            1 => "pods on 1 node".to_string(),
+            n => format!("pods on {n} nodes"),
+        };
+        analysis.why = if analysis.why.is_empty() {
+            fact
+        } else {
+            format!("{fact}; {}", analysis.why)
+        };
     }
     if !whole_job {
         // "NCCL counted N nodes but every rank runs on one host" reads the selected pods as
@@ -816,6 +829,8 @@ mod tests {
             ranks: Some(ranks.len() as u32),
             inter_node_transport: inter,
             socket_fallback: Some(false),
+            basis: vec![],
+            why: String::new(),
             gdr: None,
             per_rank: ranks,
             findings,
