@@ -48,6 +48,32 @@ pub struct GateReport {
     pub cases: Vec<Case>,
 }
 
+impl GateReport {
+    /// The verdict of `cases`: fail when any case failed, with the counts.
+    fn of(cases: Vec<Case>, tolerance_pct: f64, judged: Judged) -> GateReport {
+        let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
+        let (passed, failed, skipped) = (
+            count(Outcome::Pass),
+            count(Outcome::Fail),
+            count(Outcome::Skip),
+        );
+        GateReport {
+            schema: GATE_SCHEMA,
+            verdict: if failed > 0 {
+                Outcome::Fail
+            } else {
+                Outcome::Pass
+            },
+            passed,
+            failed,
+            skipped,
+            tolerance_pct,
+            judged,
+            cases,
+        }
+    }
+}
+
 /// What a verdict rests on, so a PASS on correctness alone is not read as "the network is fast".
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Judged {
@@ -304,26 +330,7 @@ pub fn evaluate(input: &GateInput) -> GateReport {
             }],
         ));
     }
-    let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
-    let (passed, failed, skipped) = (
-        count(Outcome::Pass),
-        count(Outcome::Fail),
-        count(Outcome::Skip),
-    );
-    GateReport {
-        schema: GATE_SCHEMA,
-        verdict: if failed > 0 {
-            Outcome::Fail
-        } else {
-            Outcome::Pass
-        },
-        passed,
-        failed,
-        skipped,
-        tolerance_pct: input.tolerance_pct,
-        judged,
-        cases,
-    }
+    GateReport::of(cases, input.tolerance_pct, judged)
 }
 
 /// The part of a baseline that run `index` of several (one results file) is compared with:
@@ -363,26 +370,7 @@ pub fn combine(reports: Vec<(String, GateReport)>) -> GateReport {
             })
         })
         .collect();
-    let count = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
-    let (passed, failed, skipped) = (
-        count(Outcome::Pass),
-        count(Outcome::Fail),
-        count(Outcome::Skip),
-    );
-    GateReport {
-        schema: GATE_SCHEMA,
-        verdict: if failed > 0 {
-            Outcome::Fail
-        } else {
-            Outcome::Pass
-        },
-        passed,
-        failed,
-        skipped,
-        tolerance_pct,
-        judged,
-        cases,
-    }
+    GateReport::of(cases, tolerance_pct, judged)
 }
 
 /// The expected transport: the flag, else the config's, ignoring `any`.

@@ -192,40 +192,10 @@ mod tests {
     }
 
     #[test]
-    fn rows_copied_to_the_top_level_count_once() {
-        use crate::results::rows::grouped_rows;
-        use crate::results::{PairResult, TimeStats};
-        let row = |group: Option<&str>| ResultRow {
-            op: "all_gather".into(),
-            dtype: "float32".into(),
-            bytes: 1 << 30,
-            count: 1,
-            in_place: false,
-            redop: None,
-            iters: None,
-            time_us: TimeStats::default(),
-            algbw_gbs: None,
-            busbw_gbs: Some(100.0),
-            wrong: Some(0),
-            group: group.map(str::to_string),
-        };
-        let pair = |name: &str| PairResult {
-            name: name.into(),
-            nodes: name.split('+').map(str::to_string).collect(),
-            status: "pass".into(),
-            message: None,
-            rows: vec![row(Some(name))],
-            analysis: None,
-        };
-        let mut r = RunRecord::new("launch");
-        r.pairs = vec![pair("a+b"), pair("c+d")];
-        assert_eq!(grouped_rows(&r).len(), 2, "rows only in the pairs");
-        r.rows = vec![row(Some("a+b")), row(Some("c+d"))];
-        assert_eq!(
-            grouped_rows(&r).len(),
-            2,
-            "rows copied to the top level (launch)"
-        );
+    fn pairs_fold_into_one_curve_whether_or_not_launch_copied_their_rows() {
+        let mut r = crate::results::rows::tests::pairs_record();
+        assert_eq!(series_of(&r)[0].groups, 2);
+        r.rows = r.pairs.iter().flat_map(|p| p.rows.clone()).collect();
         assert_eq!(series_of(&r)[0].groups, 2);
     }
 

@@ -41,7 +41,7 @@ pub fn median(mut values: Vec<f64>) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::results::{PairResult, TimeStats};
 
@@ -54,6 +54,19 @@ mod tests {
 
     #[test]
     fn rows_copied_to_the_top_level_count_once() {
+        let mut r = pairs_record();
+        assert_eq!(grouped_rows(&r).len(), 2, "rows only in the pairs");
+        r.rows = r.pairs.iter().flat_map(|p| p.rows.clone()).collect();
+        assert_eq!(
+            grouped_rows(&r).len(),
+            2,
+            "rows copied to the top level (launch)"
+        );
+    }
+
+    /// A `launch` record of two pairs, `a+b` and `c+d`, one all_gather row each, kept in the
+    /// pairs only (`launch` may also copy them to the top level, tagged with the pair).
+    pub(crate) fn pairs_record() -> RunRecord {
         let row = |group: Option<&str>| ResultRow {
             op: "all_gather".into(),
             dtype: "float32".into(),
@@ -78,12 +91,6 @@ mod tests {
         };
         let mut r = RunRecord::new("launch");
         r.pairs = vec![pair("a+b"), pair("c+d")];
-        assert_eq!(grouped_rows(&r).len(), 2, "rows only in the pairs");
-        r.rows = vec![row(Some("a+b")), row(Some("c+d"))];
-        assert_eq!(
-            grouped_rows(&r).len(),
-            2,
-            "rows copied to the top level (launch)"
-        );
+        r
     }
 }
