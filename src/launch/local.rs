@@ -855,7 +855,7 @@ pub fn one_gpu_times(rows: &[crate::results::ResultRow]) -> Option<String> {
 }
 
 /// What a one-GPU run ends with: it measured nothing between GPUs, and what would.
-pub const ONE_GPU_ADVICE: &str = "one GPU measures nothing between GPUs. For NCCL's network path on this host, run `netcheck run --simulate-nodes 2 --gpus-per-node 1` (two simulated nodes share the GPU); for the network itself, run on several nodes (`netcheck launch`, or `netcheck run --nnodes N` on each)";
+const ONE_GPU_ADVICE: &str = "one GPU measures nothing between GPUs. For NCCL's network path on this host, run `netcheck run --simulate-nodes 2 --gpus-per-node 1` (two simulated nodes share the GPU); for the network itself, run on several nodes (`netcheck launch`, or `netcheck run --nnodes N` on each)";
 
 fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
     if let Some(a) = &record.analysis {
@@ -1018,6 +1018,21 @@ mod tests {
             .join(fixture);
         std::fs::copy(src, dir.path().join("logs/rank-0.log")).unwrap();
         dir
+    }
+
+    #[test]
+    fn one_rank_runs_report_the_time_per_call_at_both_ends_of_the_sweep() {
+        // `netcheck run` on a one-GPU H200 (2026-12-01).
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/one-gpu.json");
+        let record = RunRecord::load(&path).unwrap();
+        assert_eq!(
+            one_gpu_times(&record.rows).as_deref(),
+            Some(
+                "all_gather 5.2 µs (1K) to 503.1 µs (1G), reduce_scatter 5.1 µs (1K) to 503.1 µs (1G)"
+            )
+        );
+        assert_eq!(one_gpu_times(&[]), None);
     }
 
     #[test]
