@@ -353,6 +353,7 @@ impl Planner {
     fn isolation_groups(&self) -> Vec<Group> {
         let mut groups = vec![];
         for (p, pool) in self.pools.iter().enumerate() {
+            let before = groups.len();
             let open: Vec<usize> = (0..pool.nodes.len())
                 .filter(|&i| {
                     matches!(
@@ -393,6 +394,22 @@ impl Planner {
                         busy.insert(a);
                         busy.insert(b);
                         groups.push(pool.group(p, &[a, b]));
+                    }
+                }
+            }
+            // Nothing else to pair, but a node was never tested (it sat out the sweep and
+            // every other node has used up its tests): test it once with any node it has not
+            // met, a good one first, so that no node ends untested.
+            if groups.len() == before {
+                for o in (0..pool.nodes.len()).filter(|&i| pool.state[i] == State::Untested) {
+                    let peer = (0..pool.nodes.len())
+                        .filter(|&b| b != o && !busy.contains(&b) && untried(o, b))
+                        .min_by_key(|&b| (pool.state[b] != State::Good, pool.tests[b]));
+                    if let Some(b) = peer
+                        && busy.insert(o)
+                    {
+                        busy.insert(b);
+                        groups.push(pool.group(p, &[o, b]));
                     }
                 }
             }
