@@ -179,6 +179,37 @@ pub const TOKEN_ENV: &str = "NETCHECK_FABRIC_TOKEN";
 
 /// Accepts one connection, waiting at most `timeout`.
 fn accept_within(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
+    accept_until(listener, timeout, "nobody connected", 20, || None)
+}
+
+/// Accepts the local second rank's connection; stops early when that rank exits.
+fn accept_child(listener: &TcpListener, child: &mut Child, timeout: Duration) -> Result<TcpStream> {
+    let exited = || {
+        child.try_wait().ok().flatten().map(|status| {
+            Error::infra(format!(
+                "the second rank exited ({status}) before connecting"
+            ))
+        })
+    };
+    accept_until(
+        listener,
+        timeout,
+        "the second rank did not connect",
+        5,
+        exited,
+    )
+    .map(|(stream, _)| stream)
+}
+
+/// Polls `listener` every `poll_ms` until a connection comes, `give_up` says why not, or
+/// `timeout` passes (`Error::Timeout` saying `waiting`).
+fn accept_until(
+    listener: &TcpListener,
+    timeout: Duration,
+    waiting: &str,
+    poll_ms: u64,
+    mut give_up: impl FnMut() -> Option<Error>,
+) -> Result<(TcpStream, SocketAddr)> {
     listener
         .set_nonblocking(true)
         .map_err(|e| Error::infra(format!("listener: {e}")))?;
@@ -194,44 +225,16 @@ fn accept_within(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(Error::infra(format!("accept: {e}"))),
         }
-        if Instant::now() > deadline {
-            return Err(Error::Timeout {
-                what: "nobody connected".into(),
-                hint: None,
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn accept_child(listener: &TcpListener, child: &mut Child, timeout: Duration) -> Result<TcpStream> {
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| Error::infra(format!("listener: {e}")))?;
-    let deadline = Instant::now() + timeout;
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                stream
-                    .set_nonblocking(false)
-                    .map_err(|e| Error::infra(format!("socket: {e}")))?;
-                return Ok(stream);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(Error::infra(format!("accept: {e}"))),
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(Error::infra(format!(
-                "the second rank exited ({status}) before connecting"
-            )));
+        if let Some(e) = give_up() {
+            return Err(e);
         }
         if Instant::now() > deadline {
             return Err(Error::Timeout {
-                what: "the second rank did not connect".into(),
+                what: waiting.into(),
                 hint: None,
             });
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(poll_ms));
     }
 }
 
