@@ -37,8 +37,16 @@ pub fn stdout(text: &str) -> std::io::Result<()> {
 }
 
 fn stdout_bytes(bytes: &[u8]) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
+    stdout_with(|out| out.write_all(bytes))
+}
+
+/// Writes to stdout through `write` (buffered), as `stdout` does: for output too large to
+/// build in memory first. A broken pipe is not an error.
+pub fn stdout_with(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, std::io::stdout().lock());
+    match write(&mut out).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }

@@ -141,12 +141,21 @@ pub fn run(args: Args) -> Result<Outcome> {
     // The process ends right after printing: freeing the per-rank state of a large log one
     // allocation at a time would cost several percent of the run for nothing.
     std::mem::forget(analyzer);
-    let rendered = match args.format.as_str() {
-        "json" => json(&analysis)?,
-        "markdown" => logscan::render::markdown(&analysis),
-        _ => logscan::render::text(&analysis),
-    };
-    print(&rendered, analysis.verdict)
+    let verdict = analysis.verdict;
+    match args.format.as_str() {
+        // Streamed: the JSON of a large job (one row per rank) runs to megabytes, and
+        // building it in memory first costs several percent of a 256 MiB run.
+        "json" => {
+            let mut analysis = analysis;
+            crate::output::stdout_with(|out| logscan::render::json(out, &mut analysis))
+                .map_err(|e| Error::write("<stdout>", e))?;
+            // As for the analyzer: not worth freeing row by row.
+            std::mem::forget(analysis);
+            Ok(outcome(verdict))
+        }
+        "markdown" => print(&logscan::render::markdown(&analysis), verdict),
+        _ => print(&logscan::render::text(&analysis), verdict),
+    }
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String> {
@@ -158,10 +167,14 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String> {
 
 fn print(rendered: &str, verdict: Verdict) -> Result<Outcome> {
     crate::output::stdout(rendered).map_err(|e| Error::write("<stdout>", e))?;
-    Ok(match verdict {
+    Ok(outcome(verdict))
+}
+
+fn outcome(verdict: Verdict) -> Outcome {
+    match verdict {
         Verdict::Fail => Outcome::Fail,
         Verdict::Pass | Verdict::Warn => Outcome::Pass,
-    })
+    }
 }
 
 fn duration(flag: &str, value: &str) -> Result<Duration> {

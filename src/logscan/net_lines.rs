@@ -151,12 +151,24 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
 /// `fe80::`): `[0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0>` → `pod-id-link0`.
 /// Such an address cannot reach another node.
 pub fn link_local_interfaces(list: &str) -> Vec<&str> {
+    // Most lists have neither prefix: skip the split (this runs on every NET/Socket line).
+    let has = |needle: &[u8]| {
+        list.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+    };
+    if !list.contains("169.254.") && !has(b"fe80:") {
+        return Vec::new();
+    }
     list.split_whitespace()
         .map(|item| item.split_once(']').map_or(item, |(_, rest)| rest))
         .filter_map(|item| item.split_once(':'))
         .filter(|(_, addr)| {
-            let addr = addr.to_ascii_lowercase();
-            addr.starts_with("169.254.") || addr.starts_with("fe80:")
+            let starts = |p: &str| {
+                addr.get(..p.len())
+                    .is_some_and(|a| a.eq_ignore_ascii_case(p))
+            };
+            starts("169.254.") || starts("fe80:")
         })
         .map(|(name, _)| name)
         .filter(|name| !name.is_empty())
@@ -340,6 +352,7 @@ mod tests {
         );
         assert!(link_local_interfaces("[0]eth0:10.0.0.1<0> [1]eth1:10.254.1.1<0>").is_empty());
         assert_eq!(link_local_interfaces("ib0:fe80::2%ib0<0>"), ["ib0"]);
+        assert_eq!(link_local_interfaces("[0]ib0:FE80::2%ib0<0>"), ["ib0"]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Human renderings of an `Analysis`: a short text summary for terminals and Markdown for PR
-//! comments and CI step summaries. JSON is the `Analysis` itself (serde).
+//! Renderings of an `Analysis`: a short text summary for terminals, Markdown for PR comments
+//! and CI step summaries, and JSON (the `Analysis` itself, pretty-printed by serde).
 
 use std::fmt::Write;
+use std::io;
 
 use super::analysis::{Analysis, Evidence, Finding, RankSummary};
 
@@ -229,5 +230,113 @@ fn markdown_finding(out: &mut String, f: &Finding) {
             let _ = writeln!(out, "  {}", evidence_line(e).replace("```", "'''"));
         }
         let _ = writeln!(out, "  ```\n  </details>");
+    }
+}
+
+/// Rows above which `json` serializes the second half of `per_rank` on another thread.
+const PARALLEL_ROWS: usize = 512;
+
+/// Writes `a` as pretty JSON and a newline: byte for byte what `serde_json::to_writer_pretty`
+/// writes. A large job's per-rank rows are most of it (10 MB for 5 600 ranks), so with more
+/// than `PARALLEL_ROWS` of them the second half is serialized on another thread while this
+/// one writes the rest. (The rows are taken out of `a` meanwhile and put back.)
+pub fn json(out: &mut dyn io::Write, a: &mut Analysis) -> io::Result<()> {
+    let rows = std::mem::take(&mut a.per_rank);
+    let written = json_with_rows(out, a, &rows);
+    a.per_rank = rows;
+    written
+}
+
+fn json_with_rows(out: &mut dyn io::Write, a: &Analysis, rows: &[RankSummary]) -> io::Result<()> {
+    let head = serde_json::to_vec_pretty(a)?;
+    // The rows go where the empty list is: the top-level key, the only one indented by two
+    // spaces (JSON strings hold no raw newline).
+    const EMPTY: &[u8] = b"\n  \"per_rank\": []";
+    let at = memchr::memmem::find(&head, EMPTY).ok_or_else(|| io::Error::other("per_rank key"))?;
+    let (before, after) = (&head[..at + EMPTY.len() - 2], &head[at + EMPTY.len()..]);
+    out.write_all(before)?;
+    if rows.is_empty() {
+        out.write_all(b"[]")?;
+    } else {
+        out.write_all(b"[")?;
+        let parallel = rows.len() > PARALLEL_ROWS
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        let split = if parallel { rows.len() / 2 } else { rows.len() };
+        let (first, second) = rows.split_at(split);
+        std::thread::scope(|scope| {
+            let second = (!second.is_empty()).then(|| {
+                scope.spawn(|| {
+                    let mut buf = Vec::new();
+                    json_rows(&mut buf, second, false).map(|_| buf)
+                })
+            });
+            json_rows(out, first, true)?;
+            if let Some(second) = second {
+                let buf = second
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                out.write_all(&buf)?;
+            }
+            io::Result::Ok(())
+        })?;
+        out.write_all(b"\n  ]")?;
+    }
+    out.write_all(after)?;
+    out.write_all(b"\n")
+}
+
+/// Rows as elements of the top-level `per_rank` list: each on a new line, indented two
+/// levels, separated by commas (`first`: no comma before the first one).
+fn json_rows(out: &mut dyn io::Write, rows: &[RankSummary], first: bool) -> io::Result<()> {
+    let mut row_json = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        out.write_all(if first && i == 0 {
+            b"\n    "
+        } else {
+            b",\n    "
+        })?;
+        row_json.clear();
+        serde_json::to_writer_pretty(&mut row_json, row)?;
+        let mut rest = &row_json[..];
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
+            out.write_all(&rest[..=nl])?;
+            out.write_all(b"    ")?;
+            rest = &rest[nl + 1..];
+        }
+        out.write_all(rest)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logscan::{Options, analyze_reader};
+
+    fn json_of(a: &mut Analysis) -> String {
+        let mut out = Vec::new();
+        json(&mut out, a).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn json_is_what_serde_writes_with_any_number_of_rows() {
+        let log = "h-0:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n\
+                   h-1:2:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/Socket/0\n";
+        let mut a = analyze_reader(log.as_bytes(), "t", &Options::default()).unwrap();
+        let row = a.per_rank[0].clone();
+        for rows in [0, 1, 2, PARALLEL_ROWS + 1, 2 * PARALLEL_ROWS + 7] {
+            a.per_rank = (0..rows)
+                .map(|i| RankSummary {
+                    rank: Some(i as u32),
+                    // Escapes and non-ASCII inside rows, where indentation is added.
+                    host: Some(format!("h\n\"{i}\"\u{e9}")),
+                    ..row.clone()
+                })
+                .collect();
+            let expected = serde_json::to_string_pretty(&a).unwrap() + "\n";
+            assert_eq!(json_of(&mut a), expected, "{rows} rows");
+            assert_eq!(a.per_rank.len(), rows, "the rows are put back");
+        }
     }
 }

@@ -531,6 +531,27 @@ mod tests {
     }
 
     #[test]
+    fn repeated_ib_device_lists_merge_as_they_did_when_each_was_parsed() {
+        let line = |ports: &str| {
+            format!("h:1:1 [0] NCCL INFO NET/IB : Using {ports}; OOB ib0:10.0.0.1<0>\n")
+        };
+        let mut log = String::new();
+        for _ in 0..3 {
+            log += &line("[0]mlx5_0:1/IB ");
+        }
+        // 2.2/2.3 print one port per line: more distinct lists than are remembered.
+        for port in 1..12 {
+            log += &line(&format!("[{port}]mlx5_{port}:1/RoCE "));
+            log += &line("[0]mlx5_0:1/IB ");
+        }
+        let a = analyze_reader(log.as_bytes(), "t", &Options::default()).unwrap();
+        let devices = &a.per_rank[0].net_devices;
+        assert_eq!(devices.len(), 12, "{devices:?}");
+        assert_eq!(devices[0], "mlx5_0/IB");
+        assert_eq!(devices[11], "mlx5_11/RoCE");
+    }
+
+    #[test]
     fn recent_prefixes_match_at_a_host_boundary_only() {
         let mut recent = RecentPrefixes::default();
         for rank in 0..10 {

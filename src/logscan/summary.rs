@@ -6,14 +6,34 @@ use super::facts::Facts;
 use super::rules::{self, Ctx};
 use super::transport::{self, Decision};
 
+/// Ranks above which the per-rank rows are built on a second thread.
+const PARALLEL_RANKS: usize = 512;
+
 /// The analysis of everything folded into `facts`.
 pub fn analysis(facts: &Facts, expect: Option<Transport>) -> Analysis {
     let decision = transport::decide(facts, expect);
-    let findings = rules::findings(&Ctx {
-        facts,
-        decision: &decision,
-        expect,
-    });
+    let findings = || {
+        rules::findings(&Ctx {
+            facts,
+            decision: &decision,
+            expect,
+        })
+    };
+    // A large job's rows take as long as the findings: build them side by side.
+    let parallel = facts.ranks.len() > PARALLEL_RANKS
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let (per_rank, findings) = if parallel {
+        std::thread::scope(|scope| {
+            let rows = scope.spawn(|| per_rank(facts, &decision));
+            let findings = findings();
+            let rows = rows
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (rows, findings)
+        })
+    } else {
+        (per_rank(facts, &decision), findings())
+    };
     let verdict = rules::verdict(&findings);
     Analysis {
         schema: ANALYSIS_SCHEMA.to_string(),
@@ -31,7 +51,7 @@ pub fn analysis(facts: &Facts, expect: Option<Transport>) -> Analysis {
             .collect(),
         why: decision.why.clone(),
         gdr: decision.gdr,
-        per_rank: per_rank(facts, &decision),
+        per_rank,
         findings,
         verdict,
         hosts: decision.hosts.clone(),

@@ -217,10 +217,13 @@ impl Facts {
             }
             Event::IbDevices(list) => {
                 p.net_init_seen = true;
-                if p.ib_devices.is_empty() {
+                if p.ib_lists_merged.iter().any(|merged| **merged == *list) {
+                    // Merged already.
+                } else if p.ib_devices.is_empty() {
                     p.ib_devices = super::net_lines::ib_devices(list);
                     if !p.ib_devices.is_empty() {
                         p.ib_devices_evidence = Some(seen.evidence());
+                        p.ib_lists_merged.push(list.into());
                     }
                 } else {
                     // 2.2/2.3 list one port per line; later lists repeat per communicator.
@@ -228,6 +231,9 @@ impl Facts {
                         if p.ib_devices.len() < MAX_LIST && !p.ib_devices.contains(&device) {
                             p.ib_devices.push(device);
                         }
+                    }
+                    if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
+                        p.ib_lists_merged.push(list.into());
                     }
                 }
             }

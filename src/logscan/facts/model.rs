@@ -17,6 +17,7 @@ pub(super) const MAX_COMM_GROUPS: usize = 4_096;
 pub(super) const MAX_RANKS_PER_GROUP: usize = 1_024;
 pub(super) const MAX_LIST: usize = 64;
 pub(super) const MAX_TEXT: usize = 400;
+pub(super) const MAX_MERGED_LISTS: usize = 8;
 
 /// Where a line came from; turned into `Evidence` only when a fact needs it.
 #[derive(Clone, Copy)]
@@ -131,6 +132,9 @@ pub struct Process {
     pub initialized: Vec<String>,
     pub ib_devices: Vec<IbDevice>,
     pub ib_devices_evidence: Option<Evidence>,
+    /// Device list texts already merged into `ib_devices` (at most `MAX_MERGED_LISTS`): each
+    /// communicator repeats its list, and parsing it again would add nothing.
+    pub ib_lists_merged: Vec<Box<str>>,
     pub ib_no_device: bool,
     pub ib_init_failed: Option<Evidence>,
     pub verbs_missing: Option<Evidence>,
