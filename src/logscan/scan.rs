@@ -12,7 +12,7 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::analysis::{Analysis, Transport};
-use super::event::{Event, classify, version_number};
+use super::event::{Event, classify, plugin_in_location, version_number};
 use super::facts::{Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
@@ -174,22 +174,6 @@ static HEADER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
         .expect("valid regex")
 });
-
-/// A plugin named by the source location of its WARN (`net_fastsocket.cc:123`,
-/// `tcpxCommProgress:456`): the plugin whose code printed it was loaded.
-fn plugin_in_location(before_marker: &[u8]) -> Option<&'static str> {
-    static NAMES: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(["fastsocket", "tcpx"])
-            .expect("valid patterns")
-    });
-    let found = NAMES.find(before_marker)?;
-    Some(match found.pattern().as_u32() {
-        0 => "FastSocket",
-        _ => "GPUDirectTCPX",
-    })
-}
 
 impl Analyzer {
     pub fn new(options: Options) -> Self {
@@ -528,6 +512,53 @@ mod tests {
                 "{haystack:?} {suffix:?}"
             );
         }
+    }
+
+    /// The analysis of `log` read through batches, classified on the reading side or not.
+    fn analysis_via_batches(log: &[u8], classify_early: bool) -> Analysis {
+        let mut analyzer = Analyzer::new(Options::default());
+        let source_index = analyzer.add_source("t");
+        let mut reading = Reading {
+            analyzer: &mut analyzer,
+            source: "t",
+            source_index,
+        };
+        let mut chunks = input::Chunks::new(log);
+        let mut framer = Framer::default();
+        let mut batch = Batch::default();
+        while batch
+            .fill(&mut chunks, &mut framer, || classify_early)
+            .unwrap()
+        {
+            batch.replay(&mut reading);
+        }
+        analyzer.finish()
+    }
+
+    #[test]
+    fn classifying_on_the_reading_thread_gives_the_same_analysis() {
+        let mut log = Vec::new();
+        for dir in ["h200", "grammar"] {
+            let dir = format!("{}/tests/fixtures/logs/{dir}", env!("CARGO_MANIFEST_DIR"));
+            let mut paths: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.is_file())
+                .collect();
+            paths.sort();
+            for path in paths {
+                log.extend(std::fs::read(path).unwrap());
+            }
+        }
+        // A plugin named by its WARN's source location, plain and coloured.
+        log.extend_from_slice(
+            b"g:1:5 [0] net_fastsocket.cc:321 NCCL WARN Call to connect returned Connection refused\n\
+              \x1b[36m(w pid=1)\x1b[0m g:2:5 [1] tcpxCommProgress:456 NCCL WARN NET/GPUDirectTCPX : oops\n",
+        );
+        let early = analysis_via_batches(&log, true);
+        assert!(early.per_rank.len() > 20, "{}", early.per_rank.len());
+        let late = analysis_via_batches(&log, false);
+        assert_eq!(early, late);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use memchr::memmem;
 
 mod model;
@@ -16,6 +17,22 @@ pub use model::*;
 
 use super::net_lines;
 use super::prefix::{Level, parse_u32};
+
+/// A plugin named by the source location of its WARN (`net_fastsocket.cc:123`,
+/// `tcpxCommProgress:456`): the plugin whose code printed it was loaded.
+pub fn plugin_in_location(before_marker: &[u8]) -> Option<&'static str> {
+    static NAMES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(["fastsocket", "tcpx"])
+            .expect("valid patterns")
+    });
+    let found = NAMES.find(before_marker)?;
+    Some(match found.pattern().as_u32() {
+        0 => "FastSocket",
+        _ => "GPUDirectTCPX",
+    })
+}
 
 /// Classifies one NCCL record: `Presence` when it carries no evidence but shows that its
 /// rank exists (a rank whose only lines are `threadThresholds ...` still counts).

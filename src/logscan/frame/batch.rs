@@ -7,7 +7,7 @@
 use std::io::{self, Read};
 
 use super::{Framer, RareNeedles, Sink, scan_gap};
-use crate::logscan::event::{Event, EventOf, classify};
+use crate::logscan::event::{Event, EventOf, classify, plugin_in_location};
 use crate::logscan::input::Chunks;
 use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
 
@@ -201,6 +201,14 @@ impl Recorder<'_> {
         let mut in_chunk = true;
         for_each_record_in(line, markers, |record| {
             if !in_chunk {
+                return;
+            }
+            // A plugin named by the WARN's source location: an event whose name is not in
+            // the line. Rare; the analysis thread takes the line (`Analyzer::record`).
+            if record.level == Level::Warn
+                && plugin_in_location(record.place.before_marker()).is_some()
+            {
+                in_chunk = false;
                 return;
             }
             let Some(event) = classify(record.level, &record.msg) else {
