@@ -37,6 +37,7 @@ pub mod cluster;
 mod event;
 mod facts;
 mod frame;
+mod halves;
 mod input;
 mod net_lines;
 mod prefix;

@@ -152,12 +152,15 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
 /// Such an address cannot reach another node.
 pub fn link_local_interfaces(list: &str) -> Vec<&str> {
     // Most lists have neither prefix: skip the split (this runs on every NET/Socket line).
-    let has = |needle: &[u8]| {
-        list.as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle))
+    let bytes = list.as_bytes();
+    let fe80 = || {
+        memchr::memchr2_iter(b'f', b'F', bytes).any(|at| {
+            bytes[at..]
+                .get(..5)
+                .is_some_and(|w| w.eq_ignore_ascii_case(b"fe80:"))
+        })
     };
-    if !list.contains("169.254.") && !has(b"fe80:") {
+    if memchr::memmem::find(bytes, b"169.254.").is_none() && !fe80() {
         return Vec::new();
     }
     list.split_whitespace()

@@ -233,13 +233,10 @@ fn markdown_finding(out: &mut String, f: &Finding) {
     }
 }
 
-/// Rows above which `json` serializes the second half of `per_rank` on another thread.
-const PARALLEL_ROWS: usize = 512;
-
 /// Writes `a` as pretty JSON and a newline: byte for byte what `serde_json::to_writer_pretty`
 /// writes. A large job's per-rank rows are most of it (10 MB for 5 600 ranks), so with more
-/// than `PARALLEL_ROWS` of them the second half is serialized on another thread while this
-/// one writes the rest. (The rows are taken out of `a` meanwhile and put back.)
+/// than `halves::PARALLEL_ITEMS` of them the last two fifths are serialized on another thread
+/// while this one writes the rest. (The rows are taken out of `a` meanwhile and put back.)
 pub fn json(out: &mut dyn io::Write, a: &mut Analysis) -> io::Result<()> {
     let rows = std::mem::take(&mut a.per_rank);
     let written = json_with_rows(out, a, &rows);
@@ -259,9 +256,13 @@ fn json_with_rows(out: &mut dyn io::Write, a: &Analysis, rows: &[RankSummary]) -
         out.write_all(b"[]")?;
     } else {
         out.write_all(b"[")?;
-        let parallel = rows.len() > PARALLEL_ROWS
-            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        let split = if parallel { rows.len() / 2 } else { rows.len() };
+        // This thread writes straight out; the other one into new memory, which costs
+        // more per row (page faults): it gets the smaller share.
+        let split = if super::halves::worth_it(rows.len()) {
+            rows.len() * 3 / 5
+        } else {
+            rows.len()
+        };
         let (first, second) = rows.split_at(split);
         std::thread::scope(|scope| {
             let second = (!second.is_empty()).then(|| {
@@ -311,6 +312,7 @@ fn json_rows(out: &mut dyn io::Write, rows: &[RankSummary], first: bool) -> io::
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logscan::halves::PARALLEL_ITEMS;
     use crate::logscan::{Options, analyze_reader};
 
     fn json_of(a: &mut Analysis) -> String {
@@ -325,7 +327,7 @@ mod tests {
                    h-1:2:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/Socket/0\n";
         let mut a = analyze_reader(log.as_bytes(), "t", &Options::default()).unwrap();
         let row = a.per_rank[0].clone();
-        for rows in [0, 1, 2, PARALLEL_ROWS + 1, 2 * PARALLEL_ROWS + 7] {
+        for rows in [0, 1, 2, PARALLEL_ITEMS + 1, 2 * PARALLEL_ITEMS + 7] {
             a.per_rank = (0..rows)
                 .map(|i| RankSummary {
                     rank: Some(i as u32),

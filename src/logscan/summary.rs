@@ -3,11 +3,9 @@
 
 use super::analysis::{ANALYSIS_SCHEMA, Analysis, ConnectionSummary, RankSummary, Transport};
 use super::facts::Facts;
+use super::halves;
 use super::rules::{self, Ctx};
 use super::transport::{self, Decision};
-
-/// Ranks above which the per-rank rows are built on a second thread.
-const PARALLEL_RANKS: usize = 512;
 
 /// The analysis of everything folded into `facts`.
 pub fn analysis(facts: &Facts, expect: Option<Transport>) -> Analysis {
@@ -20,16 +18,11 @@ pub fn analysis(facts: &Facts, expect: Option<Transport>) -> Analysis {
         })
     };
     // A large job's rows take as long as the findings: build them side by side.
-    let parallel = facts.ranks.len() > PARALLEL_RANKS
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let (per_rank, findings) = if parallel {
+    let (per_rank, findings) = if halves::worth_it(facts.ranks.len()) {
         std::thread::scope(|scope| {
             let rows = scope.spawn(|| per_rank(facts, &decision));
             let findings = findings();
-            let rows = rows
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (rows, findings)
+            (halves::join(rows), findings)
         })
     } else {
         (per_rank(facts, &decision), findings())

@@ -160,11 +160,9 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
     let job = JobContext::new(facts);
     let hosts = hosts(facts);
     let node_count = node_count(facts, &hosts);
-    let decided: Vec<Option<RankDecision>> = facts
-        .ranks
-        .iter()
-        .map(|rank| rank_transport(rank, &facts.processes[rank.process], &job, &node_count))
-        .collect();
+    let decided: Vec<Option<RankDecision>> = super::halves::map(&facts.ranks, |rank| {
+        rank_transport(rank, &facts.processes[rank.process], &job, &node_count)
+    });
     let per_rank: Vec<Option<(Transport, Evidence)>> = decided
         .iter()
         .map(|d| d.as_ref().map(|d| (d.transport, d.evidence.clone())))

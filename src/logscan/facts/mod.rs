@@ -26,6 +26,15 @@ fn set_once<T>(slot: &mut Option<Fact<T>>, value: impl FnOnce() -> T, seen: &See
     }
 }
 
+/// Once a log shows a few hundred processes or ranks, room for `cap` of them at once: growing
+/// by doubling would copy every entry again and touch twice the memory, while reserved pages
+/// that are never written cost nothing.
+fn room_for_all<T>(items: &mut Vec<T>, cap: usize) {
+    if items.len() == items.capacity() && items.len() >= 256 && items.len() < cap {
+        items.reserve_exact(cap - items.len());
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Facts {
     pub sources: Vec<String>,
@@ -88,6 +97,7 @@ impl Facts {
                     return None;
                 }
                 let index = self.processes.len();
+                room_for_all(&mut self.processes, MAX_PROCESSES);
                 self.processes.push(Process {
                     host: host.map(str::to_string),
                     pid,
@@ -118,6 +128,7 @@ impl Facts {
             return None;
         }
         let rank = self.ranks.len();
+        room_for_all(&mut self.ranks, MAX_RANKS);
         self.ranks.push(Rank {
             process,
             dev,

@@ -17,7 +17,7 @@ pub(super) const MAX_COMM_GROUPS: usize = 4_096;
 pub(super) const MAX_RANKS_PER_GROUP: usize = 1_024;
 pub(super) const MAX_LIST: usize = 64;
 pub(super) const MAX_TEXT: usize = 400;
-pub(super) const MAX_MERGED_LISTS: usize = 8;
+pub(super) const MAX_MERGED_LISTS: usize = 32;
 
 /// Where a line came from; turned into `Evidence` only when a fact needs it.
 #[derive(Clone, Copy)]
