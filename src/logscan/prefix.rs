@@ -111,10 +111,10 @@ impl SeenPrefixes {
     /// last 48 bytes count: NCCL's prefix is at the right, wrapper timestamps at the left.
     pub fn first_time(&mut self, before_marker: &[u8]) -> bool {
         let tail = &before_marker[before_marker.len().saturating_sub(48)..];
-        // FNV-1a; never 0, the empty slot.
-        let hash = tail.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
-        }) | 1;
+        // Never 0, the empty slot. (A fixed seed: which slot a prefix takes changes nothing
+        // but speed.)
+        let hash =
+            std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), tail) | 1;
         let slot = &mut self.slots[(hash >> 56) as usize];
         let new = *slot != hash;
         *slot = hash;
@@ -361,7 +361,7 @@ pub fn parse_u32(digits: &[u8]) -> Option<u32> {
 /// A stable name for the wrapper's identity tag (mpirun `[1,3]`, srun `3`, torch `[rank3]`,
 /// Ray `(RayTrainWorker pid=1, ip=..)`, a pdsh/kubectl host), used to tell ranks apart when
 /// NCCL's own `host:pid` was cut away. Timestamps are dropped: they change on every line.
-pub fn wrapper_tag(wrapper: &[u8]) -> Option<String> {
+pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     let wrapper = String::from_utf8_lossy(wrapper);
     // CloudWatch: `  | 2024-..Z | `; keep what is left of the first bar.
     let mut tag = wrapper.split('|').next().unwrap_or("").trim();
@@ -375,7 +375,19 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<String> {
         .trim_end_matches("<stderr>")
         .trim_end_matches(':')
         .trim();
-    (!tag.is_empty()).then(|| tag.chars().take(80).collect())
+    if tag.is_empty() {
+        return None;
+    }
+    // At most 80 characters; borrowed when the wrapper was valid UTF-8 (this runs per record
+    // of wrapped lines whose prefix is not cached).
+    let end = tag.char_indices().nth(80).map_or(tag.len(), |(at, _)| at);
+    Some(match wrapper {
+        Cow::Borrowed(whole) => {
+            let start = tag.as_ptr() as usize - whole.as_ptr() as usize;
+            Cow::Borrowed(&whole[start..start + end])
+        }
+        Cow::Owned(_) => Cow::Owned(tag[..end].to_string()),
+    })
 }
 
 /// The global rank a launcher's tag carries: mpirun `[1,12]`, torch `[rank12]`, `[12]`,
@@ -569,6 +581,13 @@ mod tests {
         assert_eq!(wrapper_tag(b"[rank3]:").as_deref(), Some("[rank3]"));
         assert_eq!(wrapper_tag(b"  | 2024-05-01T10:00:00Z | "), None);
         assert_eq!(wrapper_tag(b""), None);
+        // Cut at 80 characters, multi-byte ones too; invalid UTF-8 replaced.
+        let long = "é".repeat(100) + ":";
+        assert_eq!(
+            wrapper_tag(long.as_bytes()).as_deref(),
+            Some(&*"é".repeat(80))
+        );
+        assert_eq!(wrapper_tag(b"[w\xff]:").as_deref(), Some("[w\u{fffd}]"));
     }
 
     #[test]

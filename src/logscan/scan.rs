@@ -13,7 +13,7 @@ use regex::Regex;
 
 use super::analysis::{Analysis, Transport};
 use super::event::{Event, classify, plugin_in_location, version_number};
-use super::facts::{Fact, Facts, Seen, decode};
+use super::facts::{self, Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
@@ -318,13 +318,15 @@ impl Analyzer {
             .rank_for(process, None, origin.host, origin.pid, origin.dev)?;
         self.recent.remember(origin.prefix, rank);
         // The launcher's rank number in its tag (`[1,12]<stdout>:`, `[rank12]:`, `12: `).
-        if self.facts.ranks[rank].launcher_rank.is_none()
-            && !origin.wrapper.is_empty()
-            && let Some(number) = wrapper_tag(origin.wrapper)
-                .as_deref()
-                .and_then(prefix::launcher_rank)
-        {
-            self.facts.ranks[rank].launcher_rank = Some(number);
+        let r = &mut self.facts.ranks[rank];
+        if r.launcher_rank.is_none() && !origin.wrapper.is_empty() {
+            let hash = facts::text_hash_bytes(origin.wrapper) | 1;
+            if hash != r.wrapper_checked {
+                r.wrapper_checked = hash;
+                r.launcher_rank = wrapper_tag(origin.wrapper)
+                    .as_deref()
+                    .and_then(prefix::launcher_rank);
+            }
         }
         Some(rank)
     }

@@ -58,13 +58,22 @@ fn sorted_unique(mut items: Vec<String>) -> Vec<String> {
     items
 }
 
+/// The distinct names, sorted: copied once each, not once per rank (a large job repeats
+/// the same few names thousands of times).
+fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut names: Vec<&str> = names.collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter().map(str::to_string).collect()
+}
+
 fn nccl_versions(facts: &Facts) -> Vec<String> {
     let versions = facts
         .processes
         .iter()
-        .filter_map(|p| p.version.as_ref().map(|f| f.value.clone()))
-        .chain(facts.job_versions.iter().map(|f| f.value.clone()));
-    sorted_unique(versions.collect())
+        .filter_map(|p| p.version.as_ref().map(|f| f.value.as_str()))
+        .chain(facts.job_versions.iter().map(|f| f.value.as_str()));
+    distinct(versions)
 }
 
 /// `Using network` names, and network names on connection lines (the only ones some
@@ -73,19 +82,19 @@ fn networks(facts: &Facts) -> Vec<String> {
     let names = facts.ranks.iter().flat_map(|r| {
         r.network
             .iter()
-            .map(|f| f.value.clone())
-            .chain(r.conns.iter().filter_map(|c| c.network.clone()))
+            .map(|f| f.value.as_str())
+            .chain(r.conns.iter().filter_map(|c| c.network.as_deref()))
     });
-    sorted_unique(names.collect())
+    distinct(names)
 }
 
 fn ofi_provider(facts: &Facts) -> Option<String> {
-    let providers: Vec<String> = facts
-        .processes
-        .iter()
-        .filter_map(|p| p.ofi_provider.as_ref().map(|f| f.value.clone()))
-        .collect();
-    let providers = sorted_unique(providers);
+    let providers = distinct(
+        facts
+            .processes
+            .iter()
+            .filter_map(|p| p.ofi_provider.as_ref().map(|f| f.value.as_str())),
+    );
     if providers.is_empty() {
         return transport::job_provider(facts);
     }

@@ -26,6 +26,17 @@ fn set_once<T>(slot: &mut Option<Fact<T>>, value: impl FnOnce() -> T, seen: &See
     }
 }
 
+/// A 64-bit hash of a text, to recognise one seen before (a collision is as likely as
+/// 2^-64 per pair).
+pub fn text_hash(text: &str) -> u64 {
+    text_hash_bytes(text.as_bytes())
+}
+
+/// `text_hash` of bytes.
+pub fn text_hash_bytes(bytes: &[u8]) -> u64 {
+    std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), bytes)
+}
+
 /// Once a log shows a few hundred processes or ranks, room for `cap` of them at once: growing
 /// by doubling would copy every entry again and touch twice the memory, while reserved pages
 /// that are never written cost nothing.
@@ -40,7 +51,7 @@ pub struct Facts {
     pub sources: Vec<String>,
     pub processes: Vec<Process>,
     pub ranks: Vec<Rank>,
-    process_index: HashMap<String, usize>,
+    process_index: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Processes by pid (at most 16 each), to recognise garbled host names.
     pid_index: HashMap<u32, Vec<usize>>,
     host_names: std::collections::HashSet<String>,
@@ -228,13 +239,14 @@ impl Facts {
             }
             Event::IbDevices(list) => {
                 p.net_init_seen = true;
-                if p.ib_lists_merged.iter().any(|merged| **merged == *list) {
+                let hash = text_hash(list);
+                if p.ib_lists_merged.contains(&hash) {
                     // Merged already.
                 } else if p.ib_devices.is_empty() {
                     p.ib_devices = super::net_lines::ib_devices(list);
                     if !p.ib_devices.is_empty() {
                         p.ib_devices_evidence = Some(seen.evidence());
-                        p.ib_lists_merged.push(list.into());
+                        p.ib_lists_merged.push(hash);
                     }
                 } else {
                     // 2.2/2.3 list one port per line; later lists repeat per communicator.
@@ -244,7 +256,7 @@ impl Facts {
                         }
                     }
                     if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
-                        p.ib_lists_merged.push(list.into());
+                        p.ib_lists_merged.push(hash);
                     }
                 }
             }

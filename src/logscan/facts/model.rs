@@ -17,7 +17,7 @@ pub(super) const MAX_COMM_GROUPS: usize = 4_096;
 pub(super) const MAX_RANKS_PER_GROUP: usize = 1_024;
 pub(super) const MAX_LIST: usize = 64;
 pub(super) const MAX_TEXT: usize = 400;
-pub(super) const MAX_MERGED_LISTS: usize = 32;
+pub(super) const MAX_MERGED_LISTS: usize = 256;
 
 /// Where a line came from; turned into `Evidence` only when a fact needs it.
 #[derive(Clone, Copy)]
@@ -132,9 +132,10 @@ pub struct Process {
     pub initialized: Vec<String>,
     pub ib_devices: Vec<IbDevice>,
     pub ib_devices_evidence: Option<Evidence>,
-    /// Device list texts already merged into `ib_devices` (at most `MAX_MERGED_LISTS`): each
-    /// communicator repeats its list, and parsing it again would add nothing.
-    pub ib_lists_merged: Vec<Box<str>>,
+    /// Hashes of the device list texts already merged into `ib_devices` (at most
+    /// `MAX_MERGED_LISTS`): each communicator repeats its list, and parsing it again would
+    /// add nothing.
+    pub ib_lists_merged: Vec<u64>,
     pub ib_no_device: bool,
     pub ib_init_failed: Option<Evidence>,
     pub verbs_missing: Option<Evidence>,
@@ -311,6 +312,9 @@ pub struct Rank {
     pub whole_comm_one_node: bool,
     /// The global rank the launcher's tag gives this process (`[1,12]`, `[rank12]`).
     pub launcher_rank: Option<u32>,
+    /// Hash of the last wrapper looked at for `launcher_rank` (0: none yet): the same
+    /// wrapper again has no number either.
+    pub wrapper_checked: u64,
     /// Both ends of `P2P/direct pointer` links, which NCCL uses only between ranks of one
     /// process (sorted, at most `MAX_PEERS`).
     pub same_process_ranks: Vec<u32>,
