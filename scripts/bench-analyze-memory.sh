@@ -5,6 +5,7 @@
 # track at most 16 384 ranks and report `input-capped`.
 #
 # Usage: scripts/bench-analyze-memory.sh [PROCESSES]   (default 20000)
+#   NETCHECK_BIN=path measures that binary instead of building target/release/netcheck.
 set -euo pipefail
 
 procs=${1:-20000}
@@ -12,7 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-(cd "$root" && cargo build --release --quiet)
+bin=${NETCHECK_BIN:-$root/target/release/netcheck}
+[[ -n ${NETCHECK_BIN:-} ]] || (cd "$root" && cargo build --release --quiet)
 python3 - "$dir/hostile.log" "$procs" <<'PY'
 import sys
 path, procs = sys.argv[1], int(sys.argv[2])
@@ -28,5 +30,5 @@ with open(path, "w") as f:
 PY
 echo "input: $(du -h "$dir/hostile.log" | cut -f1), $((procs * 8)) distinct ranks"
 /usr/bin/time -f "netcheck analyze: %e s, peak RSS %M KiB" \
-  "$root/target/release/netcheck" analyze --format json "$dir/hostile.log" > "$dir/out.json" || true
+  "$bin" analyze --format json "$dir/hostile.log" > "$dir/out.json" || true
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); print("ranks tracked:", len(a["per_rank"]), "findings:", [f["id"] for f in a["findings"]])' "$dir/out.json"
