@@ -83,6 +83,23 @@ const ROWS: &[Row] = &[
       [1,1]<stdout>:a:1:1 [1] NCCL INFO Using network Socket\n\
       [1,0]<stdout>:a:2:2 [0] NCCL INFO Using network Socket\n",
      Transport::Unknown, Some(false), None),
+    // `Trees%s` with ` [%d] %d/%d/%d->%d->%d` pieces (init.cc, 2.5.6+; 2.4.8 lists the
+    // children last): inside a node the tree is a chain, a second child is on another node.
+    ("a tree that gives a rank a second child, on another node",
+     "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:1:1 [0] NCCL INFO Trees [0] 1/8/-1->0->-1 [1] 1/-1/-1->0->8\n",
+     Transport::Socket, Some(false), Some("tree-peers")),
+    ("2.4's tree listing, children last",
+     "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:1:1 [0] NCCL INFO Trees [0] -1->0->1/8/-1 [1] 8->0->1/-1/-1\n",
+     Transport::Socket, Some(false), Some("tree-peers")),
+    ("must not: a chain of one node's GPUs, whatever their order",
+     "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:1:1 [0] NCCL INFO Trees [0] 3/-1/-1->0->-1 [1] 3/-1/-1->0->-1\n",
+     Transport::Unknown, Some(false), None),
     ("a plugin named by its WARN location",
      "g:1:5 [0] net_fastsocket.cc:321 NCCL WARN Call to connect returned Connection refused, retrying\n",
      Transport::Unknown, Some(false), Some("plugin-symbols")),

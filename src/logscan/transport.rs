@@ -4,7 +4,7 @@
 //!
 //! As an NCCL expert reads an excerpt: first the node count, from every kind of evidence
 //! (`NODE_RULES`, one small function each: `nNodes`, NET connection lines, host names, rank
-//! numbers, nccl-tests' table, one-rank communicators, one process, ...); then per rank the
+//! numbers, tree peers, nccl-tests' table, one-rank communicators, one process, ...); then per rank the
 //! network — its `via NET/<name>` lines, else the module NCCL selected (`Using network`, a
 //! plugin naming itself, aws-ofi-nccl's provider, the init sequence of versions without
 //! `Using network`). With the node count unknown only an explicitly RDMA (or TCPX) module
@@ -30,6 +30,8 @@ pub enum Basis {
     NcclTestsDeviceList,
     /// A launcher's rank tag (`[1,12]`, `[rank12]`) past the GPUs its host shows.
     LauncherTags,
+    /// A tree listing that gives a rank two children: one is on another node.
+    TreePeers,
     /// Every rank of the communicator is in the log, all on one host.
     AllRanksOneHost,
     /// The largest communicator has one rank.
@@ -64,6 +66,7 @@ impl Basis {
             Basis::RankNumbering => "rank-numbering",
             Basis::NcclTestsDeviceList => "nccl-tests-device-list",
             Basis::LauncherTags => "launcher-tags",
+            Basis::TreePeers => "tree-peers",
             Basis::AllRanksOneHost => "all-ranks-one-host",
             Basis::OneRankComm => "one-rank-comm",
             Basis::OneProcess => "one-process",
@@ -318,6 +321,7 @@ const NODE_RULES: &[NodeRule] = &[
     several_by_hosts,
     several_by_net_errors,
     several_by_rank_numbers,
+    several_by_tree_peers,
     one_by_nnodes,
     one_by_one_rank_comm,
     one_by_comm_init_all,
@@ -440,6 +444,21 @@ fn several_by_rank_numbers(v: &NodeView) -> Option<Nodes> {
     };
     let why = format!("{what} {rank} on local device {dev} of a host showing {gpus} GPUs");
     found(NodeCount::Several, basis, why, None)
+}
+
+/// A tree listing that gives a rank two or more children (`Trees [0] 1/8/-1->0->-1`): inside
+/// a node NCCL's tree is a chain, so the second child is on another node.
+fn several_by_tree_peers(v: &NodeView) -> Option<Nodes> {
+    let (r, evidence) = v
+        .facts
+        .ranks
+        .iter()
+        .find_map(|r| r.tree_branches.as_ref().map(|e| (r, e)))?;
+    let who = r
+        .rank
+        .map_or_else(|| "a rank".to_string(), |n| format!("rank {n}"));
+    let why = format!("{who}'s tree has a child on another node");
+    found(NodeCount::Several, Basis::TreePeers, why, Some(evidence))
 }
 
 /// `nNodes 1` on every multi-rank communicator, one of them not a split: a sub-communicator

@@ -48,7 +48,8 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
     match first {
         b'C' => classify_c(msg),
         b'R' if msg.starts_with("Ring ") => connection_or_layout(msg),
-        b'T' if msg.starts_with("Trees") || msg.starts_with("Tree ") => Some(Event::Topology),
+        b'T' if msg.starts_with("Trees") => Some(trees(msg)),
+        b'T' if msg.starts_with("Tree ") => Some(Event::Topology),
         b'T' if msg.starts_with("TUNER/Plugin: Failed to find ncclTunerPlugin_v4 ") => {
             Some(Event::TunerProbe)
         }
@@ -109,6 +110,34 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
         b'r' if msg.starts_with("rank ") => comm_line(msg),
         b'a'..=b'z' => breadcrumb(msg),
         _ => None,
+    }
+}
+
+/// A tree listing: `TreeBranches` when a channel gives the rank two or more children
+/// (`d0/d1/d2->rank->up` since 2.5, `up->rank->d0/d1/d2` in 2.4; -1 is none).
+fn trees(msg: &str) -> Event<'static> {
+    let branches = msg.split_whitespace().any(|piece| {
+        let parts: Vec<&str> = piece.split("->").collect();
+        if parts.len() != 3 {
+            return false;
+        }
+        let children = if parts[0].contains('/') {
+            parts[0]
+        } else {
+            parts[2]
+        };
+        let mut listed = children.split('/');
+        let count = listed
+            .by_ref()
+            .take(3)
+            .filter(|c| c.parse::<u32>().is_ok())
+            .count();
+        children.contains('/') && listed.next().is_none() && count >= 2
+    });
+    if branches {
+        Event::TreeBranches
+    } else {
+        Event::Topology
     }
 }
 
@@ -571,6 +600,16 @@ mod tests {
             info("Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1"),
             Some(Event::Topology)
         );
+        // A chain inside the node has one child; a second one is on another node.
+        assert_eq!(
+            info("Trees [0] 1/8/-1->0->-1 [1] 1/-1/-1->0->8"),
+            Some(Event::TreeBranches)
+        );
+        // 2.4: the children come last.
+        assert_eq!(info("Trees [0] -1->0->1/8/-1"), Some(Event::TreeBranches));
+        assert_eq!(info("Trees [0] -1->0->1/-1/-1"), Some(Event::Topology));
+        // CollNet/NVLS chains have no child list.
+        assert_eq!(info("Trees [0] 3->4->5"), Some(Event::Topology));
         // Cut by a wrapper in the middle of the transport: no evidence either way.
         assert_eq!(
             info("Channel 00/0 : 3[0] -> 0[0] [receive] via NET/Libfa"),

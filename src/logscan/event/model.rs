@@ -100,6 +100,11 @@ pub enum EventOf<S> {
     },
     /// Ring/tree layout lines: the rank reached topology setup.
     Topology,
+    /// `Trees [0] 5/-1/-1->4->3 [1] ...` (2.5+; 2.4: `[0] 3->4->5/-1/-1`, the children last)
+    /// where some channel gives this rank two or more children. Inside a node NCCL's tree is a
+    /// chain (one child at most); a second child is a rank on another node, linked by the
+    /// tree between nodes.
+    TreeBranches,
     /// `Connected all rings[, use ring PXN x GDR y]`, `Connected all trees`, ...
     Connected {
         gdr: Option<bool>,
@@ -240,6 +245,7 @@ impl<S> EventOf<S> {
             InitComplete(init) => InitComplete(init.map(f)),
             Destroyed => Destroyed,
             Topology => Topology,
+            TreeBranches => TreeBranches,
             Connected { gdr } => Connected { gdr },
             Breadcrumb { code } => Breadcrumb { code },
             TunerProbe => TunerProbe,

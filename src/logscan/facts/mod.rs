@@ -414,6 +414,11 @@ impl Facts {
             }
             Event::Breadcrumb { .. } => self.errors.push(seen),
             Event::Warn => self.warnings.push(seen),
+            Event::TreeBranches => {
+                self.ranks[rank]
+                    .tree_branches
+                    .get_or_insert_with(|| seen.evidence());
+            }
             Event::Destroyed | Event::Topology | Event::Presence => {}
         }
     }
@@ -636,7 +641,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::SocketInterfaces(_)
         | Event::Ofi(OfiEvent::PluginVersion(_) | OfiEvent::Provider { .. }) => Phase::NetInit,
         Event::InitStart(_) => Phase::InitStart,
-        Event::CommNodes { .. } | Event::Topology => Phase::Topology,
+        Event::CommNodes { .. } | Event::Topology | Event::TreeBranches => Phase::Topology,
         Event::Connection(..) => Phase::Connecting,
         Event::InitComplete(_) => Phase::InitComplete,
         Event::Connected { .. } => Phase::Connected,

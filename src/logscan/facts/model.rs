@@ -306,6 +306,8 @@ pub struct Rank {
     pub all_in_one_process: Option<Evidence>,
     /// `MNNVL 1` on a communicator line (2.20+): the nodes share an NVLink domain.
     pub mnnvl: Option<Evidence>,
+    /// A tree listing that gave this rank a child on another node (`Event::TreeBranches`).
+    pub tree_branches: Option<Evidence>,
     /// Communicators made by `ncclCommSplit` (at most `MAX_LIST`).
     pub split_comms: Vec<u64>,
     /// A communicator that is not a split said `nNodes 1`.
