@@ -49,3 +49,23 @@ mod transport;
 
 pub use analysis::*;
 pub use scan::{Analyzer, Options, analyze_paths, analyze_reader};
+
+/// Every fixture log of the project (real H200 captures and the grammar logs), one after the
+/// other in name order: for tests that read the same lines two ways and compare.
+#[cfg(test)]
+fn fixture_logs() -> Vec<u8> {
+    let mut all = Vec::new();
+    for dir in ["h200", "grammar"] {
+        let dir = format!("{}/tests/fixtures/logs/{dir}", env!("CARGO_MANIFEST_DIR"));
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        paths.sort();
+        for path in paths {
+            all.extend(std::fs::read(path).unwrap());
+        }
+    }
+    all
+}

@@ -539,19 +539,7 @@ mod tests {
 
     #[test]
     fn classifying_on_the_reading_thread_gives_the_same_analysis() {
-        let mut log = Vec::new();
-        for dir in ["h200", "grammar"] {
-            let dir = format!("{}/tests/fixtures/logs/{dir}", env!("CARGO_MANIFEST_DIR"));
-            let mut paths: Vec<_> = std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.is_file())
-                .collect();
-            paths.sort();
-            for path in paths {
-                log.extend(std::fs::read(path).unwrap());
-            }
-        }
+        let mut log = crate::logscan::fixture_logs();
         // A plugin named by its WARN's source location, plain and coloured.
         log.extend_from_slice(
             b"g:1:5 [0] net_fastsocket.cc:321 NCCL WARN Call to connect returned Connection refused\n\

@@ -341,19 +341,7 @@ mod tests {
 
     #[test]
     fn classifying_on_the_reading_thread_changes_nothing() {
-        let mut chunk = Vec::new();
-        for dir in ["h200", "grammar"] {
-            let dir = format!("{}/tests/fixtures/logs/{dir}", env!("CARGO_MANIFEST_DIR"));
-            let mut paths: Vec<_> = std::fs::read_dir(dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.is_file())
-                .collect();
-            paths.sort();
-            for path in paths {
-                chunk.extend(std::fs::read(path).unwrap());
-            }
-        }
+        let mut chunk = crate::logscan::fixture_logs();
         chunk.extend_from_slice(b"h:1:1 [0] NCCL INFO Using network So\xffcket\n");
         let early = replayed(&chunk, true);
         assert!(early.len() > 500, "{}", early.len());
