@@ -81,6 +81,27 @@ pub const WORKLOAD_LABELS: &[(&str, &str)] = &[
 ];
 
 const READ_PIECE: usize = 64 * 1024;
+
+/// Without `--follow`, a log read that delivers nothing for this long is given up (the API
+/// server or the kubelet stalled): the pod is reported with what was read, and why it stopped.
+const LOG_STALL: Duration = Duration::from_secs(60);
+
+/// One read of a log that is not followed: `Err` with the reason when nothing came for
+/// `stall`, or the read failed.
+async fn read_unless_stalled(
+    reader: &mut (impl futures::AsyncRead + Unpin),
+    buf: &mut [u8],
+    stall: Duration,
+) -> std::result::Result<usize, String> {
+    match tokio::time::timeout(stall, reader.read(buf)).await {
+        Ok(Ok(n)) => Ok(n),
+        Ok(Err(e)) => Err(format!("log broke off: {e}")),
+        Err(_) => Err(format!(
+            "log stalled: nothing for {} s, the rest is not read",
+            stall.as_secs()
+        )),
+    }
+}
 const PIECES_IN_FLIGHT: usize = 16;
 
 const ANALYZER_ROLE_HINT: &str = "grant the Role `netcheck-analyzer` of deploy/rbac.yaml \
@@ -669,7 +690,13 @@ impl Stream<'_> {
         loop {
             let mut buf = vec![0u8; READ_PIECE];
             let read = match self.deadline {
-                None => reader.read(&mut buf).await,
+                None => match read_unless_stalled(&mut reader, &mut buf, LOG_STALL).await {
+                    Ok(n) => Ok(n),
+                    Err(why) => {
+                        counter.stats.stopped = Some(why);
+                        break;
+                    }
+                },
                 Some(deadline) => {
                     let until = if counter.stats.init_complete {
                         (last_nccl + self.opts.settle).min(deadline)
@@ -715,6 +742,26 @@ mod tests {
 
     fn pod(v: serde_json::Value) -> Pod {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_log_that_stalls_is_given_up_with_the_reason() {
+        // A stream that never delivers a byte, as a stalled API server or kubelet.
+        let mut stalled = futures::TryStreamExt::into_async_read(futures::stream::pending::<
+            std::io::Result<Vec<u8>>,
+        >());
+        let mut buf = [0u8; 16];
+        let started = Instant::now();
+        let why = read_unless_stalled(&mut stalled, &mut buf, Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert!(why.starts_with("log stalled"), "{why}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // Bytes and the end come through as they are.
+        let mut log = &b"a NCCL INFO x\n"[..];
+        let stall = Duration::from_secs(1);
+        assert_eq!(read_unless_stalled(&mut log, &mut buf, stall).await, Ok(14));
+        assert_eq!(read_unless_stalled(&mut log, &mut buf, stall).await, Ok(0));
     }
 
     #[test]
