@@ -122,21 +122,32 @@ impl<R: Read> Chunks<R> {
 /// Wraps a reader, decompressing it when it starts with the gzip magic bytes (whatever the
 /// file is called).
 pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufRead + 'a>> {
-    if is_gzip(&mut reader)? {
-        Ok(Box::new(BufReader::with_capacity(
+    Ok(match sniff(&mut reader)? {
+        Start::Gzip => Box::new(BufReader::with_capacity(
             BUFFER,
             MultiGzDecoder::new(reader),
-        )))
-    } else {
-        Ok(Box::new(reader))
-    }
+        )),
+        Start::Plain => Box::new(reader),
+        Start::Empty => Box::new(io::empty()),
+    })
 }
 
-/// Whether the stream starts with the gzip magic bytes (nothing is consumed).
-fn is_gzip(reader: &mut impl BufRead) -> io::Result<bool> {
+/// How a stream starts.
+enum Start {
+    Gzip,
+    Plain,
+    /// It ended before its first byte. Not read again: on a terminal the Ctrl-D that ended
+    /// it is used up, and another read would wait for a second one.
+    Empty,
+}
+
+/// Looks at the first bytes for the gzip magic (nothing is consumed).
+fn sniff(reader: &mut impl BufRead) -> io::Result<Start> {
     loop {
         match reader.fill_buf() {
-            Ok(bytes) => return Ok(bytes.starts_with(&[0x1f, 0x8b])),
+            Ok([]) => return Ok(Start::Empty),
+            Ok([0x1f, 0x8b, ..]) => return Ok(Start::Gzip),
+            Ok(_) => return Ok(Start::Plain),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
@@ -166,12 +177,16 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
         Box::new(file)
     };
     let mut reader = BufReader::with_capacity(BUFFER, raw);
-    if is_gzip(&mut reader).map_err(|e| Error::read(path, e))? {
-        let gz = MultiGzDecoder::new(reader);
-        Ok(Box::new(BufReader::with_capacity(BUFFER, gz)))
-    } else {
-        Ok(Box::new(reader))
-    }
+    Ok(
+        match sniff(&mut reader).map_err(|e| Error::read(path, e))? {
+            Start::Gzip => Box::new(BufReader::with_capacity(
+                BUFFER,
+                MultiGzDecoder::new(reader),
+            )),
+            Start::Plain => Box::new(reader),
+            Start::Empty => Box::new(io::empty()),
+        },
+    )
 }
 
 #[cfg(test)]
@@ -213,6 +228,34 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].len(), MAX_LINE);
         assert_eq!(got[1], b"next");
+    }
+
+    /// A terminal after Ctrl-D on an empty line: one read returns 0, the next would wait
+    /// for more typing (here: fails).
+    struct Terminal {
+        ended: bool,
+    }
+
+    impl Read for Terminal {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            if std::mem::replace(&mut self.ended, true) {
+                return Err(io::Error::other(
+                    "read again after Ctrl-D: a second one needed",
+                ));
+            }
+            Ok(0)
+        }
+    }
+
+    #[test]
+    fn one_ctrl_d_ends_an_empty_input() {
+        let reader = BufReader::new(Terminal { ended: false });
+        let mut rest = Vec::new();
+        maybe_gzip(reader).unwrap().read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty());
+        let options = crate::logscan::Options::default();
+        let a = crate::logscan::analyze_reader(Terminal { ended: false }, "<stdin>", &options);
+        assert!(a.is_ok(), "{a:?}");
     }
 
     #[test]
