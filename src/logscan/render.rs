@@ -273,9 +273,7 @@ fn json_with_rows(out: &mut dyn io::Write, a: &Analysis, rows: &[RankSummary]) -
             });
             json_rows(out, first, true)?;
             if let Some(second) = second {
-                let buf = second
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                let buf = super::halves::join(second)?;
                 out.write_all(&buf)?;
             }
             io::Result::Ok(())
