@@ -15,6 +15,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::analysis::{Analysis, Evidence, Finding, RankSummary, Severity, Transport, Verdict};
+use super::rules::list;
 
 /// One pod, as the API server describes it, and how reading its log went.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -317,21 +318,6 @@ fn pod_label(p: &PodReport) -> String {
     match &p.facts.node {
         Some(node) => format!("{} (node {node})", p.facts.pod),
         None => p.facts.pod.clone(),
-    }
-}
-
-/// `a, b, c and 4 more`: names for a message, never unbounded.
-fn list(items: impl IntoIterator<Item = String>) -> String {
-    const SHOWN: usize = 4;
-    let items: Vec<String> = items.into_iter().collect();
-    if items.len() <= SHOWN {
-        items.join(", ")
-    } else {
-        format!(
-            "{} and {} more",
-            items[..SHOWN].join(", "),
-            items.len() - SHOWN
-        )
     }
 }
 

@@ -100,7 +100,7 @@ pub(super) fn first_evidence(ctx: &Ctx, t: Transport) -> Vec<Evidence> {
 }
 
 /// `a, b, c and 4 more`: names for a message, never unbounded.
-fn list<I: IntoIterator<Item = String>>(items: I) -> String {
+pub(super) fn list<I: IntoIterator<Item = String>>(items: I) -> String {
     let items: Vec<String> = items.into_iter().collect();
     const SHOWN: usize = 4;
     if items.len() <= SHOWN {
