@@ -14,7 +14,14 @@ use crate::util::{fixture, netcheck};
 
 fn analyze_with(rel: &str, expect: Option<Transport>) -> Analysis {
     let path = fixture(&format!("logs/{rel}"));
-    analyze_paths(&[path], &Options { expect }).expect("fixture readable")
+    analyze_paths(
+        &[path],
+        &Options {
+            expect,
+            ..Default::default()
+        },
+    )
+    .expect("fixture readable")
 }
 
 fn analyze(rel: &str) -> Analysis {
@@ -144,7 +151,7 @@ fn two_simulated_nodes_of_two_gpus_mix_p2p_and_network_links() {
     let paths: Vec<_> = (0..4)
         .map(|r| fixture(&format!("logs/h200/sim-2x2/rank-{r}.log")))
         .collect();
-    let a = analyze_paths(&paths, &Options { expect: None }).unwrap();
+    let a = analyze_paths(&paths, &Options::default()).unwrap();
     assert_eq!((a.nodes, a.ranks), (Some(2), Some(4)));
     assert_eq!(a.inter_node_transport, Transport::Socket);
     assert!(has(&a, "simulated-nodes"));

@@ -113,7 +113,7 @@ proptest! {
     fn expectations_never_panic(lines in prop::collection::vec(spliced_line(), 0..32), expect in 0usize..6) {
         let expect = [None, Some(Transport::Efa), Some(Transport::Ib), Some(Transport::Roce), Some(Transport::Socket), Some(Transport::Tcpx)][expect];
         let input = lines.join("\n");
-        let a = analyze_reader(input.as_bytes(), "prop", &Options { expect }).unwrap();
+        let a = analyze_reader(input.as_bytes(), "prop", &Options { expect, ..Default::default() }).unwrap();
         if expect.is_some_and(|t| t != a.inter_node_transport) {
             prop_assert_eq!(a.verdict, netcheck::logscan::Verdict::Fail);
         }

@@ -259,8 +259,7 @@ fn multi_node_runs_list_ranks_their_place_and_links() {
         .map(|r| fixture(&format!("logs/h200/sim-2x2/rank-{r}.log")))
         .collect();
     let analysis =
-        netcheck::logscan::analyze_paths(&logs, &netcheck::logscan::Options { expect: None })
-            .unwrap();
+        netcheck::logscan::analyze_paths(&logs, &netcheck::logscan::Options::default()).unwrap();
     let mut record = netcheck::results::RunRecord::new("run");
     record.world_size = Some(4);
     record.analysis = Some(analysis);

@@ -20,6 +20,7 @@ mod launch_flow;
 mod launch_kube;
 mod launch_manifest;
 mod launch_plan;
+mod ofi_matrix;
 mod outputs;
 mod rendezvous;
 mod report;

@@ -49,12 +49,12 @@ case_() {
   local d=$out/$name; mkdir -p "$d"
   printf '%s\n' "$@" > "$d/env.txt"
   local t0; t0=$(date +%s)
-  env "$@" timeout -s INT -k 10 150 "$B" run --simulate-nodes 2 --gpus-per-node 1 \
+  env "$@" timeout -s INT -k 10 100 "$B" run --simulate-nodes 2 --gpus-per-node 1 --timeout 60s \
     --min-bytes 1K --max-bytes "$MAX" --step-factor 4 --out "$d/run" > "$d/run.txt" 2>&1
   local rc=$?
   env "$@" timeout 30 "$B" doctor --format json > "$d/doctor.json" 2> "$d/doctor.err"; local drc=$?
   env "$@" timeout 30 "$B" doctor > "$d/doctor.txt" 2>&1
-  env "$@" timeout -s INT -k 10 150 "$B" check --simulate-nodes 2 --gpus-per-node 1 --max-bytes 1M \
+  env "$@" timeout -s INT -k 10 100 "$B" check --timeout 60s --simulate-nodes 2 --gpus-per-node 1 --max-bytes 1M \
     --out "$d/check" > "$d/check.txt" 2>&1; local crc=$?
   timeout 30 "$B" analyze --format json "$d"/run/logs/*.log > "$d/analyze.json" 2> "$d/analyze.err"; local arc=$?
   timeout 30 "$B" analyze "$d"/run/logs/*.log > "$d/analyze.txt" 2>&1

@@ -133,7 +133,10 @@ pub fn run(args: Args) -> Result<Outcome> {
     {
         eprintln!("reading NCCL log from stdin (Ctrl-D to end)");
     }
-    let mut analyzer = Analyzer::new(Options { expect });
+    let mut analyzer = Analyzer::new(Options {
+        expect,
+        ..Default::default()
+    });
     for log in &logs {
         analyzer.feed_path(log)?;
     }
@@ -225,7 +228,16 @@ fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
     let result: ClusterAnalysis = runtime.block_on(async move {
         let client = KubeClient::connect(&connect).await?;
         let pods = logs::select(&client, &selection).await?;
-        logs::analyze(&client, pods, &opts, Options { expect }).await
+        logs::analyze(
+            &client,
+            pods,
+            &opts,
+            Options {
+                expect,
+                ..Default::default()
+            },
+        )
+        .await
     })?;
     let rendered = match args.format.as_str() {
         "json" => json(&result)?,

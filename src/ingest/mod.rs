@@ -342,7 +342,10 @@ pub fn analyse_mixed_log_lines(inputs: &[&Input], expect: Option<&str>) -> Optio
     let expect = expect
         .filter(|e| *e != "any")
         .and_then(|e| e.parse::<crate::logscan::Transport>().ok());
-    let mut analyzer = crate::logscan::Analyzer::new(crate::logscan::Options { expect });
+    let mut analyzer = crate::logscan::Analyzer::new(crate::logscan::Options {
+        expect,
+        ..Default::default()
+    });
     for input in inputs {
         // Reading from memory cannot fail.
         analyzer.feed(input.text.as_bytes(), &input.origin).ok()?;

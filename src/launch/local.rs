@@ -397,7 +397,13 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     // Work out how the run ended.
     let failed = !progress.failures.is_empty();
     if status == RunStatus::Complete && failed {
-        status = if progress.failures.iter().any(|f| f.hang) {
+        // A rank that stopped on an error of its own leaves its peers waiting on it: their
+        // "peer gone" reports follow from it, so the run failed rather than hung.
+        let own_error = progress
+            .failures
+            .iter()
+            .any(|f| !f.hang && f.rank.is_some());
+        status = if progress.failures.iter().any(|f| f.hang) && !own_error {
             RunStatus::Timeout
         } else {
             RunStatus::Failed
@@ -436,13 +442,15 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             _ => Err(run_error(status, &progress)),
         };
     }
-    record.analysis = analyse_logs(&opts.out, &opts.config);
+    record.analysis = analyse_logs(&opts.out, &opts.config, &record.environment);
     let mut verdict = judge(&opts.config, &record);
     // Several nodes: does NCCL see them as launched? (On one node, NCCL counting more nodes
     // means P2P and SHM are off; the log rules say so without failing the run.)
     let nodes_expected = layout.simulated_nodes().unwrap_or(opts.nnodes);
     record.save(&results_path)?;
-    if nodes_expected > 1 {
+    // A communicator that never formed placed no rank: there is no layout to check.
+    let formed = !record.rows.is_empty() || !failed;
+    if nodes_expected > 1 && formed {
         let disagreements = layout_disagreements(&record, &layout, nodes_expected);
         let layout_checked = disagreements.is_empty() && record.analysis.is_some();
         verdict.extend(disagreements);
@@ -468,8 +476,23 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         } else {
             Outcome::Fail
         }),
+        // A network NCCL could not initialise (`NCCL_NET` pinned to a plugin that found no
+        // provider, say) stops every rank in communicator init: that is the transport check
+        // failing, whichever rank noticed first, not a hang or an infrastructure error.
+        RunStatus::Failed | RunStatus::Timeout if network_failed(&record) => {
+            eprintln!("netcheck: {}", run_error(status, &progress));
+            Ok(Outcome::Fail)
+        }
         _ => Err(run_error(status, &progress)),
     }
+}
+
+/// The logs say NCCL could not initialise any network (`no-net-plugin`).
+pub fn network_failed(record: &RunRecord) -> bool {
+    record
+        .analysis
+        .as_ref()
+        .is_some_and(|a| a.findings.iter().any(|f| f.id == "no-net-plugin"))
 }
 
 fn handle_event(
@@ -618,8 +641,13 @@ fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str
     }
 }
 
-/// The transport analysis of every rank's NCCL log (`logs/rank-N.log`), as one job.
-fn analyse_logs(out: &Path, config: &BenchConfig) -> Option<Analysis> {
+/// The transport analysis of every rank's NCCL log (`logs/rank-N.log`), as one job, knowing
+/// the environment the workers ran in (an `FI_PROVIDER=efa` followed by TCP is a fallback).
+fn analyse_logs(
+    out: &Path,
+    config: &BenchConfig,
+    environment: &BTreeMap<String, String>,
+) -> Option<Analysis> {
     let expect = config
         .expect
         .transport
@@ -635,7 +663,14 @@ fn analyse_logs(out: &Path, config: &BenchConfig) -> Option<Analysis> {
     if logs.is_empty() {
         return None;
     }
-    let mut analyzer = Analyzer::new(Options { expect });
+    let environment = environment
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut analyzer = Analyzer::new(Options {
+        expect,
+        environment,
+    });
     for log in &logs {
         if let Err(e) = analyzer.feed_path(log) {
             eprintln!("netcheck: warning: {e}");
@@ -645,7 +680,7 @@ fn analyse_logs(out: &Path, config: &BenchConfig) -> Option<Analysis> {
 }
 
 /// Reasons the run fails its expectations (empty: pass).
-fn judge(config: &BenchConfig, record: &RunRecord) -> Vec<String> {
+pub fn judge(config: &BenchConfig, record: &RunRecord) -> Vec<String> {
     let mut reasons = vec![];
     let max_wrong = config.expect.max_wrong.unwrap_or(0);
     let wrong: u64 = record.rows.iter().filter_map(|r| r.wrong).sum();
@@ -1041,7 +1076,7 @@ mod tests {
         let mut config = BenchConfig::embedded_default();
         config.expect.transport = Some("efa".into());
         let mut record = RunRecord::new("run");
-        record.analysis = analyse_logs(dir.path(), &config);
+        record.analysis = analyse_logs(dir.path(), &config, &record.environment);
         let a = record.analysis.as_ref().expect("logs were analysed");
         assert_eq!(a.inter_node_transport, Transport::Socket);
         let reasons = judge(&config, &record);
@@ -1065,7 +1100,7 @@ mod tests {
             std::fs::copy(fixtures.join(&name), dir.path().join("logs").join(&name)).unwrap();
         }
         let mut record = RunRecord::new("run");
-        record.analysis = analyse_logs(dir.path(), &BenchConfig::embedded_default());
+        record.analysis = analyse_logs(dir.path(), &BenchConfig::embedded_default(), &record.environment);
         let pids = [783, 789, 792, 795];
         for (rank, pid) in pids.into_iter().enumerate() {
             let place = layout.place(rank as u32);
@@ -1139,7 +1174,7 @@ mod tests {
         let dir = out_with_log("nvlink.log");
         let config = BenchConfig::embedded_default();
         let mut record = RunRecord::new("run");
-        record.analysis = analyse_logs(dir.path(), &config);
+        record.analysis = analyse_logs(dir.path(), &config, &record.environment);
         assert_eq!(
             record.analysis.as_ref().unwrap().inter_node_transport,
             Transport::None

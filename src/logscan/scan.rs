@@ -25,6 +25,11 @@ use crate::error::Result;
 pub struct Options {
     /// `--expect`: the inter-node transport that must have been used; `None` for `any`.
     pub expect: Option<Transport>,
+    /// The environment the ranks ran in, where the caller knows it (`run`, `check`, a pod's
+    /// own `netcheck run`): `FI_PROVIDER`, `NCCL_NET`, `NCCL_NET_PLUGIN` say which path was
+    /// asked for. A bare log does not show them (NCCL prints only some), so `analyze` leaves
+    /// this empty.
+    pub environment: Vec<(String, String)>,
 }
 
 /// Analyzes one stream (a file, stdin, a pod's log). `source_name` labels its evidence.
@@ -177,9 +182,11 @@ static HEADER: LazyLock<Regex> = LazyLock::new(|| {
 
 impl Analyzer {
     pub fn new(options: Options) -> Self {
+        let mut facts = Facts::default();
+        facts.note_environment(&options.environment);
         Analyzer {
             options,
-            facts: Facts::default(),
+            facts,
             buf: Vec::new(),
             ansi_buf: Vec::new(),
             recent: RecentPrefixes::default(),

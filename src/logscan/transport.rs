@@ -983,8 +983,15 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
     };
     for p in &facts.processes {
         let on = || Some(p.label());
+        // aws-ofi-nccl that went on to select a TCP provider did find one: the provider
+        // signal below says what ran.
+        let on_tcp_provider = p
+            .ofi_provider
+            .as_ref()
+            .is_some_and(|f| is_tcp_provider(&f.value));
         for (failure, evidence) in &p.plugin_failures {
-            if *failure != PluginFailure::NoneUsable {
+            let found_later = *failure == PluginFailure::OfiProviderMissing && on_tcp_provider;
+            if *failure != PluginFailure::NoneUsable && !found_later {
                 push(failure_text(*failure).to_string(), on(), evidence);
             }
         }
@@ -1003,7 +1010,8 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 .ranks
                 .iter()
                 .any(|&r| rank_is(per_rank, r, Transport::Socket));
-            if rdma_plugin && on_socket {
+            // The plugin itself on libfabric's tcp provider is not "NCCL used Socket".
+            if rdma_plugin && on_socket && !on_tcp_provider {
                 let why = format!(
                     "the RDMA net plugin `{}` was loaded, yet NCCL used Socket",
                     loaded.value
@@ -1049,6 +1057,10 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
             }
         }
     }
+    // The launch environment asked for an RDMA path (run, check and a pod's own run know it).
+    for (why, fact) in asked_for_rdma(facts) {
+        push(why, None, &fact.evidence);
+    }
     // Ranks that used RDMA while others used TCP: RDMA was there.
     let socket = per_rank
         .iter()
@@ -1062,6 +1074,76 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
         push(format!("other ranks used {}", t.as_str()), None, evidence);
     }
     signals
+}
+
+/// The launch environment's requests for an RDMA path: `FI_PROVIDER` naming a provider that
+/// is not TCP (the Ray Train DLC sets `efa`), `NCCL_NET_PLUGIN` naming an RDMA plugin (by name,
+/// `libnccl-net-<name>.so`, or by path), `NCCL_NET` naming an RDMA network (aws-ofi-nccl
+/// answers to `Libfabric`, `AWS Libfabric` and `OFI`; NCCL's own is `IB`).
+fn asked_for_rdma(facts: &Facts) -> Vec<(String, &Fact<String>)> {
+    let mut out = Vec::new();
+    if let Some(f) = facts.launch_env("FI_PROVIDER")
+        && !f.value.trim().is_empty()
+        && !is_tcp_provider(&f.value)
+        && !f
+            .value
+            .split(',')
+            .all(|p| matches!(p.trim(), "shm" | "sm2" | "udp" | "sockets"))
+    {
+        out.push((
+            format!(
+                "FI_PROVIDER={} asked libfabric for an RDMA provider",
+                f.value
+            ),
+            f,
+        ));
+    }
+    if let Some(f) = facts.launch_env("NCCL_NET_PLUGIN")
+        && names_rdma_plugin(&f.value)
+    {
+        out.push((
+            format!("NCCL_NET_PLUGIN={} named an RDMA net plugin", f.value),
+            f,
+        ));
+    }
+    if let Some(f) = facts.launch_env("NCCL_NET")
+        && names_rdma_network(&f.value)
+    {
+        out.push((format!("NCCL_NET={} pinned an RDMA network", f.value), f));
+    }
+    out
+}
+
+/// `NCCL_NET_PLUGIN`'s value names an RDMA plugin: NCCL opens `libnccl-net-<value>.so`, or
+/// the path itself; the OFI (EFA), IB/SHARP and UCX plugins carry RDMA.
+pub fn names_rdma_plugin(value: &str) -> bool {
+    let base = value
+        .rsplit('/')
+        .next()
+        .unwrap_or(value)
+        .to_ascii_lowercase();
+    let name = base
+        .split(".so")
+        .next()
+        .unwrap_or(&base)
+        .trim_start_matches("libnccl-net")
+        .trim_start_matches(['-', '_']);
+    name.split(['-', '_']).any(|token| {
+        matches!(
+            token,
+            "ofi" | "libfabric" | "efa" | "ib" | "ibext" | "sharp" | "rdma" | "ucx" | "mlx5"
+        )
+    })
+}
+
+/// `NCCL_NET`'s value names an RDMA network module.
+pub fn names_rdma_network(value: &str) -> bool {
+    let v = value.trim().to_ascii_lowercase();
+    v == "ib"
+        || v.starts_with("ibext")
+        || v.contains("libfabric")
+        || v == "ofi"
+        || v.contains("sharp")
 }
 
 /// `why on a, b; other why`: the signals grouped by reason, for a message.
@@ -1152,20 +1234,25 @@ fn rdma_carried(facts: &Facts, decided: &[Option<RankDecision>]) -> bool {
 
 /// A TCP-only plugin (FastSocket) or `NCCL_NET=Socket`: TCP was chosen on purpose.
 fn deliberate_tcp(facts: &Facts) -> bool {
-    facts.processes.iter().any(|p| {
-        p.env("NCCL_NET")
-            .is_some_and(|f| f.value.eq_ignore_ascii_case("socket"))
-            || p.loaded_plugin
+    let pinned_socket = facts
+        .launch_env("NCCL_NET")
+        .is_some_and(|f| f.value.trim().eq_ignore_ascii_case("socket"));
+    pinned_socket
+        || facts.processes.iter().any(|p| {
+            p.env("NCCL_NET")
+                .is_some_and(|f| f.value.eq_ignore_ascii_case("socket"))
+                || p.loaded_plugin
+                    .as_ref()
+                    .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
+                || p.self_named
+                    .as_ref()
+                    .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
+        })
+        || facts.ranks.iter().any(|r| {
+            r.network
                 .as_ref()
                 .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
-            || p.self_named
-                .as_ref()
-                .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
-    }) || facts.ranks.iter().any(|r| {
-        r.network
-            .as_ref()
-            .is_some_and(|f| f.value.eq_ignore_ascii_case("fastsocket"))
-    })
+        })
 }
 
 /// GPUDirect RDMA on inter-node connections: true if any RDMA connection had `/GDRDMA`, false
@@ -1190,4 +1277,44 @@ fn gdr(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Option<bool
         .filter(|(i, _)| matches!(per_rank[*i], Some((t, _)) if t != Transport::None))
         .filter_map(|(_, r)| r.ring_gdr);
     multi_node_gdr.reduce(|a, b| a || b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{names_rdma_network, names_rdma_plugin};
+
+    #[test]
+    fn plugin_names_that_carry_rdma() {
+        // NCCL opens libnccl-net-<name>.so for a name, or the path itself.
+        for v in [
+            "ofi",
+            "aws-ofi",
+            "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so",
+            "libnccl-net-aws-ofi.so",
+            "ib",
+            "IBext",
+        ] {
+            assert!(names_rdma_plugin(v), "{v}");
+        }
+        for v in [
+            "fastsocket",
+            "/usr/lib/libnccl-net-gcpfastsocket.so",
+            "none",
+            "",
+            "libnccl-net.so",
+            "tcpx",
+        ] {
+            assert!(!names_rdma_plugin(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn network_names_that_carry_rdma() {
+        for v in ["IB", "AWS Libfabric", "Libfabric", "OFI", "IBext_v8"] {
+            assert!(names_rdma_network(v), "{v}");
+        }
+        for v in ["Socket", "FastSocket", ""] {
+            assert!(!names_rdma_network(v), "{v}");
+        }
+    }
 }

@@ -72,11 +72,46 @@ pub struct Facts {
     pub timeouts: EvidenceList,
     pub libfabric_warnings: EvidenceList,
     pub nccl_records: u64,
+    /// The environment the ranks ran in, as the caller knows it (`Options::environment`):
+    /// the variables that say which network path was asked for, with `environment` as the
+    /// evidence's source.
+    pub launch_env: Vec<(String, Fact<String>)>,
     /// A cap was hit: some processes or details were not tracked.
     pub capped: bool,
 }
 
 impl Facts {
+    /// The launch environment's variables that choose a network path (the rest is not
+    /// evidence of anything the logs could show).
+    pub fn note_environment(&mut self, environment: &[(String, String)]) {
+        const CHOOSING: [&str; 3] = ["FI_PROVIDER", "NCCL_NET", "NCCL_NET_PLUGIN"];
+        for (name, value) in environment {
+            if CHOOSING.contains(&name.as_str()) && !self.launch_env.iter().any(|(n, _)| n == name)
+            {
+                let evidence = Evidence {
+                    source: "environment".into(),
+                    line: 0,
+                    text: format!("{name}={value}"),
+                };
+                self.launch_env.push((
+                    name.clone(),
+                    Fact {
+                        value: value.clone(),
+                        evidence,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// A variable of the launch environment.
+    pub fn launch_env(&self, name: &str) -> Option<&Fact<String>> {
+        self.launch_env
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| f)
+    }
+
     /// The rank for a record. `key` identifies the process: NCCL's `host:pid` when the prefix
     /// has it, else the source and the wrapper's `tag`. `None` once the process cap is reached.
     pub fn rank_for(

@@ -94,10 +94,31 @@ pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
             None if has_ib(ctx) => IB_HINT.to_string(),
             None => EFA_HINT.to_string(),
         });
+    // The OFI plugin on libfabric's tcp provider: name what ran, not "Socket".
+    let ofi_on_tcp = ctx.facts.processes.iter().find_map(|p| {
+        let provider = p
+            .ofi_provider
+            .as_ref()
+            .filter(|f| is_tcp_provider(&f.value))?;
+        let ran = p.ranks.iter().find_map(|&r| {
+            let net = ctx.facts.ranks[r].network.as_ref()?;
+            (!net.value.eq_ignore_ascii_case("socket")).then(|| net.value.clone())
+        });
+        Some((
+            ran.unwrap_or_else(|| "Libfabric".into()),
+            provider.value.clone(),
+        ))
+    });
+    let headline = match ofi_on_tcp {
+        Some((net, provider)) => format!(
+            "inter-node traffic went over TCP: NCCL used the OFI plugin (`{net}`) on libfabric's `{provider}` provider, not EFA, although an RDMA path was expected or present"
+        ),
+        None => "inter-node traffic fell back to TCP sockets although an RDMA path was expected or present".to_string(),
+    };
     out.push(finding(
         "socket-fallback",
         Severity::Error,
-        format!("inter-node traffic fell back to TCP sockets although an RDMA path was expected or present: {why}"),
+        format!("{headline}: {why}"),
         evidence,
         Some(hint),
     ));
@@ -231,6 +252,10 @@ pub fn plugin_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
         })
         .collect();
     let consequence = match ctx.decision.inter_node {
+        // NCCL_NET pinned to the failed plugin: nothing ran, nothing fell back.
+        _ if !ctx.facts.no_net_plugin.is_empty() => {
+            "; no other network was allowed, so NCCL could not initialise (no-net-plugin)"
+        }
         Transport::None => {
             "; this run had no inter-node traffic, so nothing fell back, but a multi-node run in this environment would use TCP"
         }
