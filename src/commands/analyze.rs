@@ -20,7 +20,7 @@ pub struct Args {
     /// The inter-node transport that must have been used (`nvlink`: multi-node NVLink,
     /// GB200/GB300 NVL72); anything else fails (exit 1).
     #[arg(long, value_name = "TRANSPORT", default_value = "any",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "nvlink", "any"])]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: String,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]
@@ -110,8 +110,8 @@ pub struct Args {
     )]
     pub settle: String,
     /// Pod logs streamed at once.
-    #[arg(long, value_name = "N", default_value_t = 8, requires = "kube",
-          value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Kubernetes")]
+    #[arg(long, value_name = "N", default_value_t = 8, requires = "kube", allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(1, Some(256)), help_heading = "Kubernetes")]
     pub max_streams: u32,
 }
 
@@ -131,7 +131,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     if logs.iter().any(|l| l.as_os_str() == "-")
         && std::io::IsTerminal::is_terminal(&std::io::stdin())
     {
-        eprintln!("reading NCCL log from stdin (Ctrl-D to end)");
+        crate::say!("reading NCCL log from stdin (Ctrl-D to end)");
     }
     let mut analyzer = Analyzer::new(Options { expect });
     for log in &logs {
@@ -141,7 +141,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     // The process ends right after printing: freeing the per-rank state of a large log one
     // allocation at a time would cost several percent of the run for nothing.
     std::mem::forget(analyzer);
-    let verdict = analysis.verdict;
+    let verdict = verdict_of(&analysis);
     match args.format.as_str() {
         // Streamed: the JSON of a large job (one row per rank) runs to megabytes, and
         // building it in memory first costs several percent of a 256 MiB run.
@@ -165,15 +165,35 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String> {
     Ok(json)
 }
 
-fn print(rendered: &str, verdict: Verdict) -> Result<Outcome> {
+fn print(rendered: &str, verdict: Judged) -> Result<Outcome> {
     crate::output::stdout(rendered).map_err(|e| Error::write("<stdout>", e))?;
     Ok(outcome(verdict))
 }
 
-fn outcome(verdict: Verdict) -> Outcome {
+/// The verdict, or that there was nothing to judge (no NCCL line at all).
+#[derive(Clone, Copy)]
+enum Judged {
+    Verdict(Verdict),
+    Nothing,
+}
+
+fn verdict_of(analysis: &Analysis) -> Judged {
+    if analysis
+        .findings
+        .iter()
+        .any(|f| f.id == logscan::NO_NCCL_LINES)
+    {
+        Judged::Nothing
+    } else {
+        Judged::Verdict(analysis.verdict)
+    }
+}
+
+fn outcome(verdict: Judged) -> Outcome {
     match verdict {
-        Verdict::Fail => Outcome::Fail,
-        Verdict::Pass | Verdict::Warn => Outcome::Pass,
+        Judged::Nothing => Outcome::NothingToJudge,
+        Judged::Verdict(Verdict::Fail) => Outcome::Fail,
+        Judged::Verdict(Verdict::Pass | Verdict::Warn) => Outcome::Pass,
     }
 }
 
@@ -238,5 +258,5 @@ fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
             logscan::render::text(&shown) + &cluster::text(&result)
         }
     };
-    print(&rendered, result.analysis.verdict)
+    print(&rendered, verdict_of(&result.analysis))
 }

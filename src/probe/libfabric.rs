@@ -54,7 +54,7 @@ pub fn check(facts: &LibfabricFacts, efa_in_sysfs: usize, required: bool) -> Che
     let Some(lib) = &facts.library else {
         let summary = "libfabric not found: `netcheck fabric` and NCCL's OFI plugin cannot run";
         let check = if needed {
-            Check::fail(ID, summary)
+            Check::fail(ID, summary).absent()
         } else {
             Check::warn(ID, summary)
         };
