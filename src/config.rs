@@ -547,8 +547,16 @@ mod tests {
         assert_eq!(parse_bytes("1.5M").unwrap(), 3 << 19);
         assert_eq!(parse_bytes("0.5K").unwrap(), 512);
         assert_eq!(parse_bytes(".25G").unwrap(), 1 << 28);
-        assert!(parse_bytes("0.3K").unwrap_err().contains("whole number of bytes"));
-        assert!(parse_bytes("1.5").unwrap_err().contains("whole number of bytes"));
+        assert!(
+            parse_bytes("0.3K")
+                .unwrap_err()
+                .contains("whole number of bytes")
+        );
+        assert!(
+            parse_bytes("1.5")
+                .unwrap_err()
+                .contains("whole number of bytes")
+        );
         assert!(parse_bytes("1..5M").is_err());
         assert!(parse_bytes(".").is_err());
         assert_eq!(format_bytes(1 << 30), "1G");

@@ -107,8 +107,14 @@ mod tests {
     fn whole_numbers_name_the_value_and_the_range() {
         let gpus = int::<u32>(1, None);
         assert_eq!(gpus("8"), Ok(8));
-        assert_eq!(gpus("0").unwrap_err(), "0 is out of range; allowed: 1 or more");
-        assert_eq!(gpus("-5").unwrap_err(), "-5 is out of range; allowed: 1 or more");
+        assert_eq!(
+            gpus("0").unwrap_err(),
+            "0 is out of range; allowed: 1 or more"
+        );
+        assert_eq!(
+            gpus("-5").unwrap_err(),
+            "-5 is out of range; allowed: 1 or more"
+        );
         assert_eq!(
             gpus("x").unwrap_err(),
             "x is not a whole number; allowed: 1 or more"

@@ -85,7 +85,11 @@ mod tests {
             ("--config", Some(dash)),
         ])
         .unwrap_err();
-        assert!(e.to_string().starts_with("RESULTS, --baseline, --config all read"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("RESULTS, --baseline, --config all read"),
+            "{e}"
+        );
     }
 
     #[test]

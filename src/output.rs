@@ -487,15 +487,24 @@ mod tests {
         let i = [("RESULTS", Some(input.as_path()))];
         for same in [&input, &link, &dotted] {
             let e = distinct_paths(i, [("--json", Some(same.as_path()))]).unwrap_err();
-            assert!(e.to_string().contains("same file as the input RESULTS"), "{e}");
+            assert!(
+                e.to_string().contains("same file as the input RESULTS"),
+                "{e}"
+            );
             assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
         }
         let e = distinct_paths(
             i,
-            [("--junit", Some(new.as_path())), ("--prom", Some(new.as_path()))],
+            [
+                ("--junit", Some(new.as_path())),
+                ("--prom", Some(new.as_path())),
+            ],
         )
         .unwrap_err();
-        assert!(e.to_string().contains("--junit and --prom both name"), "{e}");
+        assert!(
+            e.to_string().contains("--junit and --prom both name"),
+            "{e}"
+        );
         // Different files, stdout and devices are fine.
         let dash = Path::new("-");
         let null = Path::new("/dev/null");

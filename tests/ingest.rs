@@ -198,10 +198,13 @@ fn report_and_gate_read_every_run_of_a_file() {
         .success();
     let twice = dir.path().join("twice.json");
     let log = fixture("nccl-tests/two_runs_terminal.log");
+    // The same runs in two files (the same file named twice is read once).
+    let copy = dir.path().join("copy.log");
+    std::fs::copy(&log, &copy).unwrap();
     netcheck()
         .arg("ingest")
         .arg(&log)
-        .arg(&log)
+        .arg(&copy)
         .arg("--out")
         .arg(&twice)
         .assert()
@@ -356,7 +359,7 @@ fn per_iteration_columns_and_an_empty_redop() {
     assert_eq!(r["ingest"]["collective"], "hypercube");
     assert_eq!(rows(&r, "hypercube", false).len(), 2);
     // Before 2.13 (no root column): 11 fields under a 12-column header, the redop empty.
-    let r = ingest(&["sendrecv_pre213_empty_redop.txt"], &[]);
+    let r = ingest(&["sendrecv_pre213_empty_redop.txt"], &["--op", "sendrecv"]);
     assert_eq!(r["ingest"]["collective"], "sendrecv");
     let oop = rows(&r, "sendrecv", false);
     assert_eq!(oop.len(), 3, "{r}");

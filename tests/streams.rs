@@ -31,7 +31,12 @@ fn code(dir: &Path, args: &[&str], stderr: Stderr) -> i32 {
             cmd.stderr(Stdio::piped());
         }
         Stderr::Full => {
-            cmd.stderr(std::fs::File::options().write(true).open("/dev/full").unwrap());
+            cmd.stderr(
+                std::fs::File::options()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            );
         }
         Stderr::ClosedPipe => {
             let (reader, writer) = std::io::pipe().unwrap();
@@ -40,7 +45,9 @@ fn code(dir: &Path, args: &[&str], stderr: Stderr) -> i32 {
         }
     }
     let out = cmd.output().unwrap();
-    out.status.code().unwrap_or_else(|| panic!("{args:?}: killed by a signal: {out:?}"))
+    out.status
+        .code()
+        .unwrap_or_else(|| panic!("{args:?}: killed by a signal: {out:?}"))
 }
 
 /// The commands, each with the files it must write (relative to its folder).

@@ -23,5 +23,5 @@ mod launch_manifest;
 mod launch_plan;
 mod outputs;
 mod rendezvous;
-mod streams;
 mod report;
+mod streams;

@@ -94,7 +94,7 @@ pub struct Args {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "10m",
+        default_value = DEFAULT_FOLLOW_TIMEOUT,
         requires = "follow",
         help_heading = "Kubernetes"
     )]
@@ -104,16 +104,20 @@ pub struct Args {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "5s",
+        default_value = DEFAULT_SETTLE,
         requires = "follow",
         help_heading = "Kubernetes"
     )]
     pub settle: String,
     /// Pod logs streamed at once.
-    #[arg(long, value_name = "N", default_value_t = 8, requires = "kube", allow_negative_numbers = true,
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STREAMS, requires = "kube", allow_negative_numbers = true,
           value_parser = crate::flags::int::<u32>(1, Some(256)), help_heading = "Kubernetes")]
     pub max_streams: u32,
 }
+
+const DEFAULT_FOLLOW_TIMEOUT: &str = "10m";
+const DEFAULT_SETTLE: &str = "5s";
+const DEFAULT_MAX_STREAMS: u32 = 8;
 
 pub fn run(args: Args) -> Result<Outcome> {
     let expect = match args.expect.as_str() {
@@ -122,6 +126,38 @@ pub fn run(args: Args) -> Result<Outcome> {
     };
     if args.kube {
         return run_kube(args, expect);
+    }
+    // clap's `requires = "kube"` does not see a `--kube` that was left out (a flag defaults to
+    // false, which counts as present): refuse the mix here, never ignore it.
+    let kube_only: Vec<&str> = [
+        ("--namespace/-n", args.namespace.is_some()),
+        ("--context", args.context.is_some()),
+        ("--kubeconfig", args.kubeconfig.is_some()),
+        ("--selector/-l", args.selector.is_some()),
+        ("--pod", !args.pod.is_empty()),
+        ("--workload", args.workload.is_some()),
+        ("--container/-c", args.container.is_some()),
+        ("--since", args.since.is_some()),
+        ("--previous", args.previous),
+        ("--follow", args.follow),
+        ("--timeout", args.timeout != DEFAULT_FOLLOW_TIMEOUT),
+        ("--settle", args.settle != DEFAULT_SETTLE),
+        ("--max-streams", args.max_streams != DEFAULT_MAX_STREAMS),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
+    if !kube_only.is_empty() {
+        return Err(Error::Usage {
+            message: format!(
+                "{} read pods on a cluster and need --kube; they cannot apply to log files",
+                kube_only.join(", ")
+            ),
+            hint: Some(
+                "add --kube to read the pods' logs instead of files, or leave those flags out"
+                    .into(),
+            ),
+        });
     }
     let logs = if args.logs.is_empty() {
         vec![PathBuf::from("-")]

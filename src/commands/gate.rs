@@ -258,7 +258,9 @@ fn print_summary(verdict: &gate::GateReport, args: &Args, has_config: bool) {
     };
     crate::say!(
         "gate: {word}: {} cases passed, {} failed, {} skipped",
-        verdict.passed, verdict.failed, verdict.skipped
+        verdict.passed,
+        verdict.failed,
+        verdict.skipped
     );
     let failures: Vec<String> = verdict
         .cases

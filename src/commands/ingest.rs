@@ -46,7 +46,10 @@ pub fn run(args: Args) -> Result<Outcome> {
     let mut files: Vec<&Path> = vec![];
     for path in &args.files {
         let real = std::fs::canonicalize(path).ok();
-        match real.as_ref().and_then(|r| seen.iter().find(|(s, _)| s == r)) {
+        match real
+            .as_ref()
+            .and_then(|r| seen.iter().find(|(s, _)| s == r))
+        {
             Some((_, first)) => crate::say!(
                 "warning: `{}` is the same file as `{}`; it is read once",
                 path.display(),

@@ -242,10 +242,9 @@ fn unused_thresholds(input: &GateInput) -> Vec<Case> {
         .filter(|(_, t)| !rows.iter().any(|(_, r)| applies(t, r)))
         .map(|(i, t)| {
             let range = threshold_range(t);
-            let measured = t
-                .op
-                .as_deref()
-                .is_none_or(|op| rows.iter().any(|(_, r)| r.op == op));
+            let measured =
+                t.op.as_deref()
+                    .is_none_or(|op| rows.iter().any(|(_, r)| r.op == op));
             let check = if measured {
                 Check::fail(
                     CheckKind::Coverage,
@@ -257,7 +256,10 @@ fn unused_thresholds(input: &GateInput) -> Vec<Case> {
                     "threshold[{i}] ({range}) not judged: {op} was not measured in this run"
                 );
                 if input.require_bandwidth {
-                    Check::fail(CheckKind::Coverage, format!("{message} (--require-bandwidth)"))
+                    Check::fail(
+                        CheckKind::Coverage,
+                        format!("{message} (--require-bandwidth)"),
+                    )
                 } else {
                     Check::skip(CheckKind::Coverage, message)
                 }

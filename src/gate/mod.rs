@@ -110,13 +110,12 @@ impl Judged {
                 .not_judged
                 .iter()
                 .filter(|n| {
-                    all.iter()
-                        .all(|j| {
-                            j.not_judged.iter().any(|m| {
-                                m.criterion == n.criterion
-                                    && (n.criterion != "threshold" || m.reason == n.reason)
-                            })
+                    all.iter().all(|j| {
+                        j.not_judged.iter().any(|m| {
+                            m.criterion == n.criterion
+                                && (n.criterion != "threshold" || m.reason == n.reason)
                         })
+                    })
                 })
                 .cloned()
                 .collect();
@@ -628,10 +627,16 @@ mod tests {
         // all_reduce was not measured: listed as not judged, not failed ...
         assert!(!f.iter().any(|m| m.contains("threshold[0]")), "{f:?}");
         let report = evaluate(&input(&r, Some(&config), None));
-        let case = report.cases.iter().find(|c| c.name == "threshold[0]").unwrap();
+        let case = report
+            .cases
+            .iter()
+            .find(|c| c.name == "threshold[0]")
+            .unwrap();
         assert_eq!(case.outcome, Outcome::Skip);
         assert!(
-            case.checks[0].message.contains("all_reduce was not measured"),
+            case.checks[0]
+                .message
+                .contains("all_reduce was not measured"),
             "{case:?}"
         );
         assert!(
@@ -644,7 +649,8 @@ mod tests {
         strict.require_bandwidth = true;
         let f = failures(&evaluate(&strict));
         assert!(
-            f.iter().any(|m| m.contains("threshold[0]") && m.contains("--require-bandwidth")),
+            f.iter()
+                .any(|m| m.contains("threshold[0]") && m.contains("--require-bandwidth")),
             "{f:?}"
         );
         // A measured op whose sizes miss the threshold's range still fails (the sweep was

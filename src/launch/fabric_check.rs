@@ -193,7 +193,8 @@ fn serve(lib: Arc<Libfabric>, check: &FabricCheck, opts: &Options, port: u16) ->
             Ok(served) => {
                 crate::say!(
                     "netcheck: fabric check ({}): served {} ({from})",
-                    check.provider, served.driver_host
+                    check.provider,
+                    served.driver_host
                 );
                 peers.push(ServedPeer {
                     host: served.driver_host,

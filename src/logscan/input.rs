@@ -306,7 +306,10 @@ mod tests {
         let utf8_bom: Vec<u8> = [0xef, 0xbb, 0xbf].into_iter().chain(text.bytes()).collect();
         for bytes in [le, be, utf8_bom] {
             let mut got = String::new();
-            maybe_gzip(&bytes[..]).unwrap().read_to_string(&mut got).unwrap();
+            maybe_gzip(&bytes[..])
+                .unwrap()
+                .read_to_string(&mut got)
+                .unwrap();
             assert_eq!(got, text);
         }
     }

@@ -117,8 +117,7 @@ mod tests {
                     .thresholds
                     .iter()
                     .filter(|t| {
-                        t.op.as_deref() == Some(op)
-                            && t.min_bytes.map(|b| b.0) == Some(1 << 30)
+                        t.op.as_deref() == Some(op) && t.min_bytes.map(|b| b.0) == Some(1 << 30)
                     })
                     .filter_map(|t| t.min_busbw_gbs)
                     .collect();

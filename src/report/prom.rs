@@ -27,7 +27,10 @@ impl Exporter for Prometheus {
             // cases are all its own.
             let runs: Vec<&str> = doc.runs.iter().map(|r| r.label.as_str()).collect();
             let per_run: Vec<(&str, Vec<&crate::gate::Case>)> = match runs.len() {
-                0 | 1 => vec![(runs.first().copied().unwrap_or(""), g.cases.iter().collect())],
+                0 | 1 => vec![(
+                    runs.first().copied().unwrap_or(""),
+                    g.cases.iter().collect(),
+                )],
                 _ => runs
                     .iter()
                     .map(|run| {

@@ -286,9 +286,10 @@ fn other_netcheck_file(schema: &str) -> Option<(&'static str, &'static str)> {
         "netcheck.report.v1" => ("a report's JSON", "netcheck report"),
         "netcheck.doctor.v1" => ("a doctor report", "netcheck doctor --format json"),
         "netcheck.fabric.v1" => ("a fabric measurement", "netcheck fabric --format json"),
-        "netcheck.fabric.providers.v1" => {
-            ("a libfabric provider listing", "netcheck fabric --list --format json")
-        }
+        "netcheck.fabric.providers.v1" => (
+            "a libfabric provider listing",
+            "netcheck fabric --list --format json",
+        ),
         _ => return None,
     })
 }

@@ -390,7 +390,12 @@ mod tests {
         ];
         let doc = Document::new(vec![Run::new(record, "r.json")]);
         let curves = curves(&doc);
-        assert_eq!(curves.len(), 2, "{:?}", curves.iter().map(|c| &c.label).collect::<Vec<_>>());
+        assert_eq!(
+            curves.len(),
+            2,
+            "{:?}",
+            curves.iter().map(|c| &c.label).collect::<Vec<_>>()
+        );
         let band = &curves[0].series.points[0];
         assert_eq!((band.busbw_min, band.busbw_max), (Some(180.0), Some(190.0)));
         assert_eq!(curves[1].label, "FAILED pair e+f: all_gather, out-of-place");
