@@ -456,7 +456,7 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
             .checked_pow(u32::try_from(frac.len()).map_err(|_| not_a_size())?)
             .ok_or_else(not_a_size)?;
         let part = digits * (1u128 << shift);
-        if part % scale != 0 {
+        if !part.is_multiple_of(scale) {
             return Err(format!("`{s}` is not a whole number of bytes"));
         }
         let part = u64::try_from(part / scale).map_err(|_| too_large())?;
