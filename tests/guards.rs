@@ -666,3 +666,12 @@ fn gate_notices_suggest_only_what_was_not_given() {
         .code(2)
         .stderr(contains("is a gate verdict").and(contains("not a results file")));
 }
+
+#[test]
+fn check_help_gives_its_own_out_default() {
+    netcheck()
+        .args(["check", "--help"])
+        .assert()
+        .success()
+        .stdout(contains("reports/check-<time>/").and(contains("reports/<timestamp>/").not()));
+}

@@ -139,9 +139,10 @@ pub struct ProviderEntry {
     pub max_msg_size: u64,
 }
 
-/// `max_msg_size` in JSON: `18446744073709551615` (SIZE_MAX, "no limit") is beyond the
-/// integers a JSON reader in doubles holds exactly, and would read back as another number.
-mod msg_size {
+/// `max_msg_size` in JSON (the provider listing and the fabric report):
+/// `18446744073709551615` (SIZE_MAX, "no limit") is beyond the integers a JSON reader in
+/// doubles holds exactly, and would read back as another number.
+pub mod msg_size {
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// The largest integer a double holds exactly.
