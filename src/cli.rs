@@ -49,6 +49,9 @@ pub enum Command {
     /// Probe libfabric and measure fabric latency and bandwidth.
     Fabric(commands::fabric::Args),
     /// One-off verdict: doctor, run, analyze, report.
+    #[command(mut_arg("out", |a| a.help(
+        "Output folder for everything: doctor.json, run/ (or launch/), report/ (default: reports/check-<time>/)"
+    )))]
     Check(commands::check::Args),
     /// One benchmark rank (started by `run` and `launch`).
     #[command(hide = true)]

@@ -120,7 +120,7 @@ impl Default for Sweep {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Expectations {
-    /// `efa`, `ib`, `roce`, `socket`, `tcpx` or `any`.
+    /// `efa`, `ib`, `roce`, `socket`, `tcpx`, `nvlink` or `any`.
     pub transport: Option<String>,
     /// Wrong elements allowed (default 0).
     pub max_wrong: Option<u64>,
@@ -355,7 +355,9 @@ pub const KNOWN_DTYPES: &[&str] = &[
     "float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "uint32", "int64",
     "uint64",
 ];
-pub const KNOWN_TRANSPORTS: &[&str] = &["efa", "ib", "roce", "socket", "tcpx", "any"];
+/// Every `--expect` / `expect.transport` value (`nvlink`: multi-node NVLink, GB200/GB300
+/// NVL72), one list for every command.
+pub const KNOWN_TRANSPORTS: &[&str] = &["efa", "ib", "roce", "socket", "tcpx", "nvlink", "any"];
 
 fn toml_location(text: &str, span: Option<std::ops::Range<usize>>) -> String {
     match span {
@@ -408,20 +410,30 @@ impl<'de> Deserialize<'de> for ByteSize {
 }
 
 /// Parses `1K`, `1KB`, `1KiB`, `64M`, `1G`, `1T` (all binary: `1K` = `1KB` = `1KiB` = 1024
-/// bytes, as nccl-tests reads `-b 1K`) or a plain number of bytes. The one size parser of every
-/// flag and config field. A lower-case `b` after a unit (`1Kb`, `8Mb`) means bits in network
-/// speak, so it is refused rather than read as bytes.
+/// bytes, as nccl-tests reads `-b 1K`), a decimal with a unit (`1.5M` = 1572864 bytes; it must
+/// come to whole bytes) or a plain number of bytes. The one size parser of every flag and
+/// config field. A lower-case `b` after a unit (`1Kb`, `8Mb`) means bits in network speak, so
+/// it is refused rather than read as bytes.
 pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (examples: 1024, 1K, 64M, 1G)"))?;
+    let not_a_size = || format!("`{s}` is not a size (examples: 1024, 1K, 1.5M, 64M, 1G)");
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    if whole.is_empty() && frac.is_empty() || frac.contains('.') {
+        return Err(not_a_size());
+    }
+    let n: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| not_a_size())?
+    };
     let unit = unit.trim();
     if unit.ends_with('b') {
         return Err(format!(
-            "`{s}` reads as bits (lower-case b); sizes are bytes: write {n}{} (K, KB and KiB all mean 1024 bytes)",
+            "`{s}` reads as bits (lower-case b); sizes are bytes: write {num}{} (K, KB and KiB all mean 1024 bytes)",
             unit.trim_end_matches('b')
                 .trim_end_matches('i')
                 .to_ascii_uppercase()
@@ -435,8 +447,22 @@ pub fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
         "T" | "TB" | "TIB" => 40,
         _ => return Err(format!("`{s}` has an unknown unit (use K, M, G or T)")),
     };
-    n.checked_mul(1u64 << shift)
-        .ok_or_else(|| format!("`{s}` is too large"))
+    let too_large = || format!("`{s}` is too large");
+    let mut bytes = n.checked_mul(1u64 << shift).ok_or_else(too_large)?;
+    if !frac.is_empty() {
+        // The fraction in exact integers: digits × unit / 10^len must be whole.
+        let digits: u128 = frac.parse().map_err(|_| not_a_size())?;
+        let scale = 10u128
+            .checked_pow(u32::try_from(frac.len()).map_err(|_| not_a_size())?)
+            .ok_or_else(not_a_size)?;
+        let part = digits * (1u128 << shift);
+        if !part.is_multiple_of(scale) {
+            return Err(format!("`{s}` is not a whole number of bytes"));
+        }
+        let part = u64::try_from(part / scale).map_err(|_| too_large())?;
+        bytes = bytes.checked_add(part).ok_or_else(too_large)?;
+    }
+    Ok(bytes)
 }
 
 /// Formats bytes the way nccl-tests users read them: `1K`, `64M`, `1G`, or plain bytes.
@@ -517,6 +543,22 @@ mod tests {
         assert_eq!(parse_bytes("1KB").unwrap(), 1024);
         assert_eq!(parse_bytes("1k").unwrap(), 1024);
         assert_eq!(parse_bytes("8B").unwrap(), 8);
+        // Decimals with a unit, when they come to whole bytes.
+        assert_eq!(parse_bytes("1.5M").unwrap(), 3 << 19);
+        assert_eq!(parse_bytes("0.5K").unwrap(), 512);
+        assert_eq!(parse_bytes(".25G").unwrap(), 1 << 28);
+        assert!(
+            parse_bytes("0.3K")
+                .unwrap_err()
+                .contains("whole number of bytes")
+        );
+        assert!(
+            parse_bytes("1.5")
+                .unwrap_err()
+                .contains("whole number of bytes")
+        );
+        assert!(parse_bytes("1..5M").is_err());
+        assert!(parse_bytes(".").is_err());
         assert_eq!(format_bytes(1 << 30), "1G");
         assert_eq!(format_bytes(3 << 20), "3M");
         assert_eq!(format_bytes(1000), "1000");

@@ -140,14 +140,14 @@ impl Error {
 
     /// Prints `error: ...`, each cause as `caused by: ...`, and the hint.
     pub fn print(&self) {
-        eprintln!("error: {self}");
+        crate::say!("error: {self}");
         let mut source = std::error::Error::source(self);
         while let Some(cause) = source {
-            eprintln!("  caused by: {cause}");
+            crate::say!("  caused by: {cause}");
             source = cause.source();
         }
         if let Some(hint) = self.hint() {
-            eprintln!("  hint: {hint}");
+            crate::say!("  hint: {hint}");
         }
     }
 }
@@ -159,6 +159,9 @@ pub enum Outcome {
     Pass,
     /// The check ran and failed (exit 1).
     Fail,
+    /// The input held nothing to judge (exit 2, as bad input): `analyze` on a log with no
+    /// NCCL line at all. A verdict on nothing is neither a pass nor a fail of the network.
+    NothingToJudge,
 }
 
 impl Outcome {
@@ -166,6 +169,7 @@ impl Outcome {
         match self {
             Outcome::Pass => exit::PASS,
             Outcome::Fail => exit::CHECK_FAILED,
+            Outcome::NothingToJudge => exit::BAD_INPUT,
         }
     }
 }

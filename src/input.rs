@@ -44,11 +44,15 @@ pub fn at_most_one_stdin<'a>(
         .map(|(name, _)| name)
         .collect();
     if on_stdin.len() > 1 {
+        let who = match on_stdin.as_slice() {
+            [a, rest @ ..] if rest.iter().all(|b| b == a) => {
+                format!("{a} is `-` {} times:", on_stdin.len())
+            }
+            [a, b] => format!("{a} and {b} both read stdin (`-`);"),
+            all => format!("{} all read stdin (`-`);", all.join(", ")),
+        };
         return Err(Error::Usage {
-            message: format!(
-                "{} all read stdin (`-`); stdin can be read only once",
-                on_stdin.join(", ")
-            ),
+            message: format!("{who} stdin can be read only once"),
             hint: Some("save all but one of them to a file first".into()),
         });
     }
@@ -65,8 +69,27 @@ mod tests {
         assert!(at_most_one_stdin([("RESULTS", Some(dash)), ("--baseline", None)]).is_ok());
         let e =
             at_most_one_stdin([("RESULTS", Some(dash)), ("--baseline", Some(dash))]).unwrap_err();
-        assert!(e.to_string().contains("RESULTS, --baseline"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "RESULTS and --baseline both read stdin (`-`); stdin can be read only once"
+        );
         assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+        let e = at_most_one_stdin([("FILE", Some(dash)), ("FILE", Some(dash))]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "FILE is `-` 2 times: stdin can be read only once"
+        );
+        let e = at_most_one_stdin([
+            ("RESULTS", Some(dash)),
+            ("--baseline", Some(dash)),
+            ("--config", Some(dash)),
+        ])
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("RESULTS, --baseline, --config all read"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Writing what netcheck produces: to stdout, or to a file named on the command line. Data
 //! (tables, JSON) goes to stdout, everything for people (progress, warnings, errors) to stderr.
 //! A closed stdout (`netcheck analyze | head`) ends the output quietly instead of panicking the
-//! way `println!` would.
+//! way `println!` would; messages to a closed or full stderr (`2>&1 | head -1`, `2>/dev/full`)
+//! are dropped the same way (see [`say!`](crate::say)), so the command still finishes, writes
+//! its files and exits with its real code. `eprintln!` would panic there (exit 101): the crate
+//! denies it (`clippy::print_stderr`).
 //!
 //! Every command writes its output files through [`write_file`], so they all treat a path the
 //! same way:
@@ -29,6 +32,27 @@ pub const STDIO: &str = "-";
 /// Whether `path` is `-`.
 pub fn is_stdio(path: &Path) -> bool {
     path.as_os_str() == STDIO
+}
+
+/// Prints a line for people on stderr, like `eprintln!`, but a stderr that cannot be written
+/// (a closed pipe, `/dev/full`) drops the message instead of panicking: what the command
+/// writes to files and its exit code matter more than a progress line nobody can read.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::output::stderr_fmt(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// What [`say!`](crate::say) calls: writes to stderr, ignoring any error.
+pub fn stderr_fmt(args: std::fmt::Arguments) {
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+/// Writes `text` to stderr as it is (no newline added), ignoring any error, like
+/// [`say!`](crate::say).
+pub fn stderr_text(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Writes `text` to stdout; a broken pipe is not an error (the reader has what it wanted).
@@ -190,6 +214,125 @@ pub fn at_most_one_stdout<'a>(
     Ok(())
 }
 
+/// Checks, before any work is done, that `path` can be written: what [`target`] refuses (a
+/// folder, a dangling link), a folder that does not exist, or one (or a device) this user may
+/// not write. A command that judges something checks its outputs first, so a typo in an
+/// output path is a usage error up front, not an error that hides the verdict afterwards.
+pub fn check_writable(flag: &str, path: &Path) -> Result<()> {
+    let writable = |p: &Path| {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
+        // SAFETY: a valid NUL-terminated path; access() only reads it.
+        c.is_some_and(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+    };
+    let refuse = |why: String| Error::Usage {
+        message: format!("{flag} `{}`: {why}", path.display()),
+        hint: Some(format!(
+            "give {flag} a path in a folder that exists and can be written"
+        )),
+    };
+    match target(path)? {
+        Target::Stdout => Ok(()),
+        Target::WriteThrough(p) => match writable(&p) {
+            true => Ok(()),
+            false => Err(refuse("it cannot be written by this user".into())),
+        },
+        Target::Replace(p) => {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            if !dir.is_dir() {
+                return Err(refuse(format!(
+                    "the folder `{}` does not exist",
+                    dir.display()
+                )));
+            }
+            if !writable(dir) {
+                return Err(refuse(format!(
+                    "the folder `{}` cannot be written by this user",
+                    dir.display()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Where writing `path` would land, for comparing paths: the file itself, links followed and
+/// the folder made absolute; `None` for `-` and for devices, FIFOs and sockets (written
+/// through, never replaced: `--junit /dev/null --prom /dev/null` is fine).
+fn landing(path: &Path) -> Option<PathBuf> {
+    if is_stdio(path) {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => std::fs::canonicalize(path).ok(),
+        Ok(_) => None,
+        Err(_) => {
+            // Not there yet (or a dangling link, refused when written): its folder, resolved,
+            // and its name.
+            let name = path.file_name()?;
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+            Some(dir.join(name))
+        }
+    }
+}
+
+/// Refuses an output that would overwrite an input (`gate r.json --json r.json`, `ingest
+/// in.log --out in.log`) or another output (`--junit x --prom x` would keep only the last):
+/// paths are compared where they land, following symbolic links and `..`, so `./r.json`, an
+/// absolute path and a link to the same file are one file. Hard links count too. `inputs` and
+/// `outputs` are the flag names and the paths given to them.
+pub fn distinct_paths<'a>(
+    inputs: impl IntoIterator<Item = (&'a str, Option<&'a Path>)>,
+    outputs: impl IntoIterator<Item = (&'a str, Option<&'a Path>)>,
+) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let inputs: Vec<(&str, &Path)> = inputs
+        .into_iter()
+        .filter_map(|(flag, p)| p.map(|p| (flag, p)))
+        .collect();
+    let mut seen: Vec<(&str, &Path, PathBuf)> = vec![];
+    for (flag, path) in outputs.into_iter().filter_map(|(f, p)| p.map(|p| (f, p))) {
+        let Some(land) = landing(path) else { continue };
+        let same = |other: &Path| {
+            landing(other).is_some_and(|l| l == land)
+                || id(other).is_some_and(|i| id(path) == Some(i))
+        };
+        if let Some((input, _)) = inputs.iter().find(|(_, p)| same(p)) {
+            return Err(Error::Usage {
+                message: format!(
+                    "{flag} `{}` is the same file as the input {input}; writing it would replace what is being read",
+                    path.display()
+                ),
+                hint: Some(format!("give {flag} another file name")),
+            });
+        }
+        if let Some((other, _, _)) = seen.iter().find(|(_, p, l)| *l == land || same(p)) {
+            return Err(Error::Usage {
+                message: format!(
+                    "{other} and {flag} both name `{}`; the second would replace the first",
+                    path.display()
+                ),
+                hint: Some("give each output its own file name".into()),
+            });
+        }
+        seen.push((flag, path, land));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +473,50 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("--junit, --json"), "{e}");
         assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+    }
+
+    #[test]
+    fn an_output_on_an_input_or_on_another_output_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("r.json");
+        std::fs::write(&input, "{}").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let dotted = dir.path().join(".").join("r.json");
+        let new = dir.path().join("new.xml");
+        let i = [("RESULTS", Some(input.as_path()))];
+        for same in [&input, &link, &dotted] {
+            let e = distinct_paths(i, [("--json", Some(same.as_path()))]).unwrap_err();
+            assert!(
+                e.to_string().contains("same file as the input RESULTS"),
+                "{e}"
+            );
+            assert_eq!(e.exit_code(), crate::exit::BAD_INPUT);
+        }
+        let e = distinct_paths(
+            i,
+            [
+                ("--junit", Some(new.as_path())),
+                ("--prom", Some(new.as_path())),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("--junit and --prom both name"),
+            "{e}"
+        );
+        // Different files, stdout and devices are fine.
+        let dash = Path::new("-");
+        let null = Path::new("/dev/null");
+        distinct_paths(
+            i,
+            [
+                ("--junit", Some(new.as_path())),
+                ("--json", Some(dash)),
+                ("--prom", Some(null)),
+                ("--markdown", Some(null)),
+            ],
+        )
+        .unwrap();
     }
 }

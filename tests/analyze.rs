@@ -85,7 +85,9 @@ fn transport_fallback_and_gdr_of_every_fixture() {
         ("grammar/verbs-missing.log", None, Some(false), Option::None, Verdict::Pass),
         ("grammar/generic-warn.log", None, Some(false), Option::None, Verdict::Warn),
         ("grammar/torch-timeout.log", None, Some(false), Option::None, Verdict::Fail),
-        ("grammar/no-nccl.log", Unknown, Option::None, Option::None, Verdict::Warn),
+        // No NCCL line at all: nothing to judge, an error (analyze exits 2 on it).
+        ("grammar/no-nccl.log", Unknown, Option::None, Option::None, Verdict::Fail),
+        ("grammar/two-nodes-no-connections.log", Unknown, Option::None, Option::None, Verdict::Warn),
     ];
     for (rel, transport, fallback, gdr, verdict) in table {
         let a = analyze(rel);
@@ -270,7 +272,8 @@ const RULES: &[(&str, &str, &str, Severity)] = &[
     ("ofi-tcp-provider", "grammar/efa-tcp-provider-mpirun.log", "grammar/efa-2node.log", Severity::Warn),
     ("ib-disabled", "grammar/ib-disabled-socket.log", "grammar/docker-bridge.log", Severity::Warn),
     ("tcp-inter-node", "h200/fakehosts-socket.log", "grammar/fastsocket.log", Severity::Warn),
-    ("transport-unknown", "grammar/no-nccl.log", "h200/hang-init.log", Severity::Warn),
+    ("no-nccl-lines", "grammar/no-nccl.log", "grammar/two-nodes-no-connections.log", Severity::Error),
+    ("transport-unknown", "grammar/two-nodes-no-connections.log", "h200/hang-init.log", Severity::Warn),
     ("gdr-disabled", "grammar/ib-no-gdr.log", "grammar/efa-2node.log", Severity::Warn),
     ("socket-interface", "h200/fakehosts-ifname-lo.log", "h200/fakehosts-socket.log", Severity::Warn),
     ("init-incomplete", "h200/hang-init.log", "h200/nvlink.log", Severity::Error),
@@ -576,7 +579,8 @@ fn binary_garbage_is_unknown_not_a_crash() {
         .args(["analyze", "--format", "json"])
         .write_stdin(garbage)
         .assert()
-        .code(0)
+        // No NCCL line in it: nothing to judge.
+        .code(2)
         .get_output()
         .clone();
     assert_eq!(json_of(&out.stdout).inter_node_transport, "unknown");
@@ -770,9 +774,10 @@ fn analyze_on_a_terminal_says_it_reads_stdin() {
         stderr.contains("reading NCCL log from stdin (Ctrl-D to end)"),
         "{stderr}"
     );
+    // Ended by Ctrl-D, not killed: nothing typed is nothing to judge (exit 2, not a pass).
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(2),
         "ended by Ctrl-D, not killed: {stderr}"
     );
 }

@@ -114,9 +114,15 @@ fn required_gpus_that_are_missing_fail_the_doctor() {
     if report.facts.gpus.libcuda {
         return; // a GPU machine: nothing missing to require
     }
-    let (report, code) = run_json(doctor().args(["--require", "gpu"]));
+    // Required and not there at all: a missing environment (exit 3), as `check` says it.
+    let (report, code) = run_json(doctor().args(["--require", "gpu,efa"]));
     assert_eq!(report.check("gpu.driver").status, "fail");
-    assert_eq!(code, 1);
+    assert_eq!(code, 3);
+    doctor()
+        .args(["--require", "gpu"])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("gpu.driver is required"));
 }
 
 #[test]

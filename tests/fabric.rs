@@ -531,3 +531,21 @@ fn ci_has_libfabric() {
         assert!(libfabric_present());
     }
 }
+
+#[test]
+#[cfg_attr(
+    netcheck_no_libfabric,
+    ignore = "libfabric not installed (apt-get install libfabric1)"
+)]
+fn listing_a_provider_that_is_not_there_is_missing_environment() {
+    if !libfabric_present() {
+        return;
+    }
+    // As `--domain nosuch`: a node-validation script must not pass on a host without it.
+    netcheck()
+        .args(["fabric", "--list", "--provider", "nosuchprov"])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains("no provider `nosuchprov`"))
+        .stderr(predicates::str::contains("tcp"));
+}

@@ -216,7 +216,9 @@ fn bad_input_exits_2_naming_file_and_field() {
         .args(["--tolerance", "150"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("not a percentage drop"));
+        .stderr(predicates::str::contains(
+            "150 is out of range; allowed: 0 to below 100",
+        ));
     netcheck()
         .arg("gate")
         .arg(results("healthy.json"))

@@ -1,6 +1,7 @@
 //! `netcheck ingest`: nccl-tests text and -J JSON → results.json (fixtures written from the
 //! format, see tests/fixtures/nccl-tests/README.md).
 
+use predicates::prelude::PredicateBooleanExt;
 use serde_json::Value;
 
 use crate::util::{fixture, netcheck};
@@ -93,7 +94,8 @@ fn expect_reaches_the_analysis_and_the_gate_passes_efa() {
         .args(["--expect", "efa", "--out"])
         .arg(&out)
         .assert()
-        .success();
+        .code(1)
+        .stderr(predicates::str::contains("FAIL").and(predicates::str::contains("expected efa")));
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(
         r["analysis"]["verdict"], "fail",
@@ -196,10 +198,13 @@ fn report_and_gate_read_every_run_of_a_file() {
         .success();
     let twice = dir.path().join("twice.json");
     let log = fixture("nccl-tests/two_runs_terminal.log");
+    // The same runs in two files (the same file named twice is read once).
+    let copy = dir.path().join("copy.log");
+    std::fs::copy(&log, &copy).unwrap();
     netcheck()
         .arg("ingest")
         .arg(&log)
-        .arg(&log)
+        .arg(&copy)
         .arg("--out")
         .arg(&twice)
         .assert()
@@ -353,6 +358,13 @@ fn per_iteration_columns_and_an_empty_redop() {
     let r = ingest(&["hypercube_empty_redop.txt"], &[]);
     assert_eq!(r["ingest"]["collective"], "hypercube");
     assert_eq!(rows(&r, "hypercube", false).len(), 2);
+    // Before 2.13 (no root column): 11 fields under a 12-column header, the redop empty.
+    let r = ingest(&["sendrecv_pre213_empty_redop.txt"], &["--op", "sendrecv"]);
+    assert_eq!(r["ingest"]["collective"], "sendrecv");
+    let oop = rows(&r, "sendrecv", false);
+    assert_eq!(oop.len(), 3, "{r}");
+    assert_eq!(oop[2]["busbw_gbs"], 21.76);
+    assert_eq!(rows(&r, "sendrecv", true).len(), 3);
 }
 
 #[test]

@@ -84,7 +84,9 @@ fn stdin_for_two_inputs_is_a_usage_error() {
         .write_stdin("")
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("RESULTS, --baseline"));
+        .stderr(predicates::str::contains(
+            "RESULTS and --baseline both read stdin",
+        ));
     netcheck()
         .args(["report", "-", "-", "--out", "x"])
         .write_stdin("")

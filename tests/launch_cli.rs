@@ -489,7 +489,10 @@ fn bad_flags_are_exit_2_before_any_cluster_is_read() {
             "smaller than min_bytes",
         ),
         (&["-n", "Bad_NS"], "not a valid namespace name"),
-        (&["--port", "0"], "--port 0"),
+        (
+            &["--port", "0"],
+            "'0' for '--port <PORT>': 0 is out of range; allowed: 1 to 65535",
+        ),
     ];
     for (extra, said) in cases {
         // KUBECONFIG points nowhere: reading the cluster would be exit 3, not 2.

@@ -20,7 +20,7 @@ pub struct Args {
     /// The inter-node transport that must have been used (`nvlink`: multi-node NVLink,
     /// GB200/GB300 NVL72); anything else fails (exit 1).
     #[arg(long, value_name = "TRANSPORT", default_value = "any",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "nvlink", "any"])]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: String,
     /// Output format.
     #[arg(long, default_value = "text", value_parser = ["text", "json", "markdown"])]
@@ -94,7 +94,7 @@ pub struct Args {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "10m",
+        default_value = DEFAULT_FOLLOW_TIMEOUT,
         requires = "follow",
         help_heading = "Kubernetes"
     )]
@@ -104,16 +104,20 @@ pub struct Args {
     #[arg(
         long,
         value_name = "DURATION",
-        default_value = "5s",
+        default_value = DEFAULT_SETTLE,
         requires = "follow",
         help_heading = "Kubernetes"
     )]
     pub settle: String,
     /// Pod logs streamed at once.
-    #[arg(long, value_name = "N", default_value_t = 8, requires = "kube",
-          value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Kubernetes")]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STREAMS, requires = "kube", allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(1, Some(256)), help_heading = "Kubernetes")]
     pub max_streams: u32,
 }
+
+const DEFAULT_FOLLOW_TIMEOUT: &str = "10m";
+const DEFAULT_SETTLE: &str = "5s";
+const DEFAULT_MAX_STREAMS: u32 = 8;
 
 pub fn run(args: Args) -> Result<Outcome> {
     let expect = match args.expect.as_str() {
@@ -123,6 +127,38 @@ pub fn run(args: Args) -> Result<Outcome> {
     if args.kube {
         return run_kube(args, expect);
     }
+    // clap's `requires = "kube"` does not see a `--kube` that was left out (a flag defaults to
+    // false, which counts as present): refuse the mix here, never ignore it.
+    let kube_only: Vec<&str> = [
+        ("--namespace/-n", args.namespace.is_some()),
+        ("--context", args.context.is_some()),
+        ("--kubeconfig", args.kubeconfig.is_some()),
+        ("--selector/-l", args.selector.is_some()),
+        ("--pod", !args.pod.is_empty()),
+        ("--workload", args.workload.is_some()),
+        ("--container/-c", args.container.is_some()),
+        ("--since", args.since.is_some()),
+        ("--previous", args.previous),
+        ("--follow", args.follow),
+        ("--timeout", args.timeout != DEFAULT_FOLLOW_TIMEOUT),
+        ("--settle", args.settle != DEFAULT_SETTLE),
+        ("--max-streams", args.max_streams != DEFAULT_MAX_STREAMS),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect();
+    if !kube_only.is_empty() {
+        return Err(Error::Usage {
+            message: format!(
+                "{} read pods on a cluster and need --kube; they cannot apply to log files",
+                kube_only.join(", ")
+            ),
+            hint: Some(
+                "add --kube to read the pods' logs instead of files, or leave those flags out"
+                    .into(),
+            ),
+        });
+    }
     let logs = if args.logs.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -131,7 +167,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     if logs.iter().any(|l| l.as_os_str() == "-")
         && std::io::IsTerminal::is_terminal(&std::io::stdin())
     {
-        eprintln!("reading NCCL log from stdin (Ctrl-D to end)");
+        crate::say!("reading NCCL log from stdin (Ctrl-D to end)");
     }
     let mut analyzer = Analyzer::new(Options {
         expect,
@@ -144,7 +180,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     // The process ends right after printing: freeing the per-rank state of a large log one
     // allocation at a time would cost several percent of the run for nothing.
     std::mem::forget(analyzer);
-    let verdict = analysis.verdict;
+    let verdict = verdict_of(&analysis);
     match args.format.as_str() {
         // Streamed: the JSON of a large job (one row per rank) runs to megabytes, and
         // building it in memory first costs several percent of a 256 MiB run.
@@ -168,15 +204,35 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String> {
     Ok(json)
 }
 
-fn print(rendered: &str, verdict: Verdict) -> Result<Outcome> {
+fn print(rendered: &str, verdict: Judged) -> Result<Outcome> {
     crate::output::stdout(rendered).map_err(|e| Error::write("<stdout>", e))?;
     Ok(outcome(verdict))
 }
 
-fn outcome(verdict: Verdict) -> Outcome {
+/// The verdict, or that there was nothing to judge (no NCCL line at all).
+#[derive(Clone, Copy)]
+enum Judged {
+    Verdict(Verdict),
+    Nothing,
+}
+
+fn verdict_of(analysis: &Analysis) -> Judged {
+    if analysis
+        .findings
+        .iter()
+        .any(|f| f.id == logscan::NO_NCCL_LINES)
+    {
+        Judged::Nothing
+    } else {
+        Judged::Verdict(analysis.verdict)
+    }
+}
+
+fn outcome(verdict: Judged) -> Outcome {
     match verdict {
-        Verdict::Fail => Outcome::Fail,
-        Verdict::Pass | Verdict::Warn => Outcome::Pass,
+        Judged::Nothing => Outcome::NothingToJudge,
+        Judged::Verdict(Verdict::Fail) => Outcome::Fail,
+        Judged::Verdict(Verdict::Pass | Verdict::Warn) => Outcome::Pass,
     }
 }
 
@@ -250,5 +306,5 @@ fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
             logscan::render::text(&shown) + &cluster::text(&result)
         }
     };
-    print(&rendered, result.analysis.verdict)
+    print(&rendered, verdict_of(&result.analysis))
 }

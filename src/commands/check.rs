@@ -53,11 +53,16 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         ),
         None => None,
     };
-    if launch_flags.is_none() {
-        run::check_flags(&args.run)?;
+    // Every flag is checked before anything runs or is written (docs/check.md).
+    match &launch_flags {
+        Some(launch) => launch::check_flags(launch)?,
+        None => run::check_flags(&args.run)?,
     }
     let dry_run = launch_flags.as_ref().is_some_and(|l| l.dry_run);
-    std::fs::create_dir_all(&out).map_err(|e| Error::write(&out, e))?;
+    // A dry run prints the manifests and writes nothing: no folder either.
+    if !dry_run {
+        std::fs::create_dir_all(&out).map_err(|e| Error::write(&out, e))?;
+    }
 
     // 1. Doctor: on this host (for --kube, the pods' nodes are checked by launch's preflight;
     //    a dry run creates nothing and measures nothing, so it checks nothing here either).
@@ -78,14 +83,14 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         let text = serde_json::to_string_pretty(report).expect("doctor reports serialize");
         crate::output::write_file(&doctor_path, (text + "\n").as_bytes())?;
         for c in report.checks.iter().filter(|c| c.status != Status::Ok) {
-            eprintln!(
+            crate::say!(
                 "netcheck: doctor: {} {}: {}",
                 c.status.label(),
                 c.id,
                 c.summary
             );
         }
-        eprintln!("netcheck: doctor: wrote {}", doctor_path.display());
+        crate::say!("netcheck: doctor: wrote {}", doctor_path.display());
     }
 
     // 2. Measure. Errors are kept: a failed run still leaves rows and logs to report on.
@@ -139,10 +144,12 @@ pub fn run(mut args: Args) -> Result<Outcome> {
     }
     crate::output::stdout(&(line + "\n"))
         .map_err(|e| Error::infra(format!("writing to stdout: {e}")))?;
-    match measured {
-        Err(e) => Err(e),
-        Ok(_) if failed_doctor => Ok(Outcome::Fail),
-        Ok(o) => Ok(o),
+    // The doctor's outcome is decided where `netcheck doctor`'s is (DoctorReport::outcome).
+    match (measured, doctor_report.as_ref().map(|r| r.outcome())) {
+        (Err(e), _) => Err(e),
+        (Ok(_), Some(Err(missing))) => Err(missing),
+        (Ok(_), Some(Ok(Outcome::Fail))) => Ok(Outcome::Fail),
+        (Ok(o), _) => Ok(o),
     }
 }
 

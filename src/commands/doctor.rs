@@ -18,10 +18,10 @@ pub struct Args {
           value_parser = ["gpu", "nccl", "libfabric", "efa", "ofi-plugin"])]
     pub require: Vec<String>,
     /// The number of GPUs this node must have.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(0, None))]
     pub expect_gpus: Option<u32>,
     /// The number of EFA devices this node must have (e.g. 32 on p5.48xlarge).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(0, None))]
     pub expect_efa: Option<u32>,
     /// Read /sys, /dev and /proc under this directory (a fake host tree, or the host's root
     /// mounted into a container). NETCHECK_SYSFS_ROOT and NETCHECK_PROCFS_ROOT put /sys and
@@ -77,9 +77,5 @@ pub fn run(args: Args) -> Result<Outcome> {
         _ => report.to_text(),
     };
     output::stdout(&text).map_err(|e| Error::infra(format!("writing to stdout: {e}")))?;
-    Ok(if report.failed() {
-        Outcome::Fail
-    } else {
-        Outcome::Pass
-    })
+    report.outcome()
 }

@@ -42,20 +42,26 @@ pub struct Args {
         long,
         value_name = "SIZES",
         value_delimiter = ',',
-        default_value = "8,64,512,4K,32K,256K,1M"
+        default_value = "8,64,512,4K,32K,256K,1M",
+        allow_negative_numbers = true,
+        value_parser = crate::flags::size(1, Some(crate::fabric::pingpong::MAX_SIZE))
     )]
     pub sizes: Vec<ByteSize>,
     /// Timed ping-pong round trips per size.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(1, Some(crate::fabric::pingpong::MAX_ITERS.into())))]
     pub iters: u32,
     /// Untimed round trips per size before timing.
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100, allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(0, Some(crate::fabric::pingpong::MAX_ITERS.into())))]
     pub warmup: u32,
     /// Messages in flight per bandwidth window.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(1, Some(crate::fabric::pingpong::MAX_WINDOW.into())))]
     pub window: u32,
     /// Timed bandwidth windows per size.
-    #[arg(long, value_name = "N", default_value_t = 16)]
+    #[arg(long, value_name = "N", default_value_t = 16, allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(1, Some(crate::fabric::pingpong::MAX_BATCHES.into())))]
     pub batches: u32,
     /// Give up when the peer is silent this long (e.g. 30s, 1m30s); exit 124. `--server`
     /// also waits at most this long for the driver to connect.
@@ -97,7 +103,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     }
     if args.server {
         let plan = session::listen_and_respond(lib, args.bind, &opts)?;
-        eprintln!(
+        crate::say!(
             "netcheck fabric: served {} message sizes; the driver has the numbers",
             plan.sizes.len()
         );
@@ -122,7 +128,7 @@ pub fn run(args: Args) -> Result<Outcome> {
     if report.passed() {
         Ok(Outcome::Pass)
     } else {
-        eprintln!(
+        crate::say!(
             "netcheck fabric: payloads came back wrong; the fabric or the provider corrupts or reorders data"
         );
         Ok(Outcome::Fail)

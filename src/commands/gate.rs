@@ -25,19 +25,22 @@ pub struct Args {
     pub baseline: Option<PathBuf>,
     /// Allowed bus-bandwidth drop against the baseline, in percent [default: 10]; needs
     /// --baseline.
-    #[arg(long, value_name = "PCT", requires = "baseline")]
+    #[arg(long, value_name = "PCT", requires = "baseline", allow_negative_numbers = true,
+          value_parser = crate::flags::float(0.0, 100.0, false))]
     pub tolerance: Option<f64>,
     /// Compare against the baseline only from this size up (small sizes are latency noise);
     /// needs --baseline.
-    #[arg(long, value_name = "SIZE", requires = "baseline")]
+    #[arg(long, value_name = "SIZE", requires = "baseline", allow_negative_numbers = true,
+          value_parser = crate::flags::size(0, None))]
     pub baseline_from: Option<ByteSize>,
-    /// Fail (exit 1) when nothing judged the bandwidth: no `min_busbw_gbs` threshold matched a
-    /// measured point and no --baseline was given. Without it such a gate passes with a notice.
+    /// Fail (exit 1) when nothing judged the bandwidth (no `min_busbw_gbs` threshold matched a
+    /// measured point and no --baseline was given), and when a threshold's op was not measured
+    /// at all. Without it such a gate passes with a notice, the threshold listed as not judged.
     #[arg(long)]
     pub require_bandwidth: bool,
     /// The inter-node transport that must have been used (overrides the config's).
     #[arg(long, value_name = "TRANSPORT",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: Option<String>,
     /// Write a JUnit XML file (a testcase per op×size and per expectation; `-` for stdout).
     #[arg(long, value_name = "FILE")]
@@ -84,6 +87,29 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         ("--baseline", args.baseline.as_deref()),
         ("--config", args.config.as_deref()),
     ])?;
+    crate::output::distinct_paths(
+        [
+            ("RESULTS", Some(args.results.as_path())),
+            ("--baseline", args.baseline.as_deref()),
+            ("--config", args.config.as_deref()),
+        ],
+        [
+            ("--junit", args.junit.as_deref()),
+            ("--prom", args.prom.as_deref()),
+            ("--markdown", args.markdown.as_deref()),
+            ("--json", args.json.as_deref()),
+        ],
+    )?;
+    for (flag, path) in [
+        ("--junit", &args.junit),
+        ("--prom", &args.prom),
+        ("--markdown", &args.markdown),
+        ("--json", &args.json),
+    ] {
+        if let Some(path) = path {
+            crate::output::check_writable(flag, path)?;
+        }
+    }
     let mut runs = results::load_runs(&args.results)?;
     results::distinct_labels(&mut runs);
     let baseline = args
@@ -97,7 +123,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
             .first()
             .and_then(|r| report::model::embedded_config(&r.record))
     {
-        eprintln!(
+        crate::say!(
             "gate: using the thresholds and expectations {} was run with",
             runs[0].origin
         );
@@ -126,7 +152,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
             })
             .collect(),
     );
-    print_summary(&verdict);
+    print_summary(&verdict, &args, config.is_some());
     let outcome = match verdict.verdict {
         gate::Outcome::Fail => Outcome::Fail,
         _ => Outcome::Pass,
@@ -142,12 +168,70 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         (args.markdown, Box::new(report::Markdown { images: false })),
         (args.json, Box::new(GateJson)),
     ];
+    // Every output is attempted: one that fails (a full disk) must not cost the others, nor
+    // hide the verdict. A failed gate stays exit 1 with the failed writes named; a passed one
+    // with a failed write is exit 2 (the write error), since CI would miss the file.
+    let mut failed_writes = vec![];
     for (path, exporter) in outputs {
-        if let Some(path) = path {
-            report::write_file(&path, &exporter.render(&doc)?)?;
+        if let Some(path) = path
+            && let Err(e) = exporter
+                .render(&doc)
+                .and_then(|bytes| report::write_file(&path, &bytes))
+        {
+            failed_writes.push(e);
         }
     }
-    Ok(outcome)
+    match (failed_writes.len(), outcome) {
+        (0, _) => Ok(outcome),
+        (_, Outcome::Fail) => {
+            for e in &failed_writes {
+                e.print();
+            }
+            crate::say!(
+                "gate: FAIL stands (exit 1); {} output(s) could not be written, see above",
+                failed_writes.len()
+            );
+            Ok(Outcome::Fail)
+        }
+        _ => {
+            let last = failed_writes.pop().expect("one failed write");
+            for e in &failed_writes {
+                e.print();
+            }
+            Err(last)
+        }
+    }
+}
+
+/// What to say when nothing judged the bandwidth, suggesting only what was not given.
+fn bandwidth_notice(args: &Args, has_config: bool) -> String {
+    let mut give = vec![];
+    if has_config {
+        let which = match (&args.profile, &args.config) {
+            (Some(p), _) => format!("--profile {p}"),
+            (_, Some(c)) => format!("--config {}", c.display()),
+            _ => "the run's config".into(),
+        };
+        give.push(format!(
+            "{which} has no min_busbw_gbs threshold for a measured point; add one"
+        ));
+    } else {
+        give.push("give --profile/--config thresholds".into());
+    }
+    if args.baseline.is_none() {
+        give.push("or --baseline".into());
+    }
+    let mut line = format!(
+        "gate: notice: no bandwidth criterion judged this run, so the verdict says nothing about speed; {}",
+        give.join(" ")
+    );
+    if args.baseline.is_some() {
+        line.push_str(" (the baseline matched no measured point)");
+    }
+    if !args.require_bandwidth {
+        line.push_str(" (--require-bandwidth makes this a failure)");
+    }
+    line
 }
 
 /// The verdict alone as JSON (`netcheck.gate.v1`).
@@ -164,16 +248,19 @@ impl Exporter for GateJson {
     }
 }
 
-/// One line with the verdict, then each failed check (for people, on stderr).
-fn print_summary(verdict: &gate::GateReport) {
+/// One line with the verdict, then each failed check (for people, on stderr). The notice
+/// about an unjudged bandwidth suggests only what was not given already.
+fn print_summary(verdict: &gate::GateReport, args: &Args, has_config: bool) {
     let word = if verdict.verdict == gate::Outcome::Fail {
         "FAIL"
     } else {
         "PASS"
     };
-    eprintln!(
+    crate::say!(
         "gate: {word}: {} cases passed, {} failed, {} skipped",
-        verdict.passed, verdict.failed, verdict.skipped
+        verdict.passed,
+        verdict.failed,
+        verdict.skipped
     );
     let failures: Vec<String> = verdict
         .cases
@@ -183,17 +270,15 @@ fn print_summary(verdict: &gate::GateReport) {
                 .map(move |f| format!("  {} {}: {}", c.class, c.name, f.message))
         })
         .collect();
-    eprintln!("gate: judged: {}", verdict.judged.to_line());
+    crate::say!("gate: judged: {}", verdict.judged.to_line());
     if !verdict.judged.bandwidth {
-        eprintln!(
-            "gate: notice: no bandwidth criterion judged this run, so the verdict says nothing about speed; give --profile/--config thresholds or --baseline (--require-bandwidth makes this a failure)"
-        );
+        crate::say!("{}", bandwidth_notice(args, has_config));
     }
     for line in failures.iter().take(20) {
-        eprintln!("{line}");
+        crate::say!("{line}");
     }
     if failures.len() > 20 {
-        eprintln!(
+        crate::say!(
             "  … {} more (see --junit or --markdown)",
             failures.len() - 20
         );

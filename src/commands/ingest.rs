@@ -28,7 +28,7 @@ pub struct Args {
     /// The inter-node transport that must have been used, for the analysis of the NCCL_DEBUG
     /// lines in the output (as `netcheck analyze --expect`).
     #[arg(long, value_name = "TRANSPORT",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: Option<String>,
     /// A name for this run in reports (cluster, node group, ...).
     #[arg(long)]
@@ -36,8 +36,34 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<Outcome> {
-    let inputs = args
-        .files
+    crate::input::at_most_one_stdin(args.files.iter().map(|p| ("FILE", Some(p.as_path()))))?;
+    crate::output::distinct_paths(
+        args.files.iter().map(|p| ("FILE", Some(p.as_path()))),
+        [("--out", Some(args.out.as_path()))],
+    )?;
+    // The same file named twice (`ingest a.txt ./a.txt`) would count its runs twice.
+    let mut seen: Vec<(PathBuf, &Path)> = vec![];
+    let mut files: Vec<&Path> = vec![];
+    for path in &args.files {
+        let real = std::fs::canonicalize(path).ok();
+        match real
+            .as_ref()
+            .and_then(|r| seen.iter().find(|(s, _)| s == r))
+        {
+            Some((_, first)) => crate::say!(
+                "warning: `{}` is the same file as `{}`; it is read once",
+                path.display(),
+                first.display()
+            ),
+            None => {
+                if let Some(r) = real {
+                    seen.push((r, path));
+                }
+                files.push(path);
+            }
+        }
+    }
+    let inputs = files
         .iter()
         .map(|path| read_input(path))
         .collect::<Result<Vec<_>>>()?;
@@ -50,7 +76,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             });
         }
         for note in &record.errors {
-            eprintln!("warning: {note}");
+            crate::say!("warning: {note}");
         }
     }
     crate::results::RunRecord::save_all(&records, &args.out)?;
@@ -59,12 +85,55 @@ pub fn run(args: Args) -> Result<Outcome> {
             Some("-") => "the records to stdout".to_string(),
             _ => args.out.display().to_string(),
         };
-        eprintln!("wrote {out} ({} runs)", records.len());
+        crate::say!("wrote {out} ({} runs)", records.len());
     }
     for record in &records {
-        eprintln!("{}", ingest::summary(record, records.len() == 1, &args.out));
+        crate::say!("{}", ingest::summary(record, records.len() == 1, &args.out));
     }
-    Ok(Outcome::Pass)
+    // With --expect, the embedded analysis judges, as in `netcheck run`: the files are written
+    // either way, and a run that did not meet the expectation fails (exit 1).
+    let expect = args.expect.as_deref().filter(|e| *e != "any");
+    let failures = expect.map_or_else(Vec::new, |expect| expectation_failures(&records, expect));
+    for reason in &failures {
+        crate::say!("netcheck: FAIL: {reason}");
+    }
+    Ok(if failures.is_empty() {
+        Outcome::Pass
+    } else {
+        Outcome::Fail
+    })
+}
+
+/// Why the runs fail `--expect`: a run without NCCL_DEBUG lines cannot show its transport, and
+/// a run whose log analysis failed (the transport was not the expected one, a socket fallback,
+/// an NCCL error) fails with the analysis's error findings.
+fn expectation_failures(records: &[crate::results::RunRecord], expect: &str) -> Vec<String> {
+    let name = |r: &crate::results::RunRecord| r.label.clone().unwrap_or_else(|| "the run".into());
+    let mut reasons = vec![];
+    for record in records {
+        match &record.analysis {
+            None => reasons.push(format!(
+                "{}: --expect {expect}, but the output has no NCCL_DEBUG=INFO lines to show the transport",
+                name(record)
+            )),
+            Some(a) if a.verdict == crate::logscan::Verdict::Fail => {
+                let errors: Vec<String> = a
+                    .findings
+                    .iter()
+                    .filter(|f| f.severity == crate::logscan::Severity::Error)
+                    .map(|f| format!("{} [{}]", f.message, f.id))
+                    .collect();
+                reasons.push(format!(
+                    "{}: inter-node transport {} (expected {expect}): {}",
+                    name(record),
+                    a.inter_node_transport.as_str(),
+                    errors.join("; ")
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    reasons
 }
 
 /// Reads a file (gunzipping `.gz`) or stdin for `-`.

@@ -40,11 +40,11 @@ pub struct Args {
     #[arg(long)]
     pub image: Option<String>,
     /// GPUs per node to request (default: the node's allocatable nvidia.com/gpu).
-    #[arg(long)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(1, None))]
     pub gpus_per_node: Option<u32>,
     /// EFA devices per node to request (default: the node's allocatable
     /// vpc.amazonaws.com/efa; 0 tests without EFA).
-    #[arg(long)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(0, None))]
     pub efa_per_node: Option<u32>,
     /// Print the manifests as YAML and touch no cluster.
     #[arg(long)]
@@ -63,23 +63,27 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', help_heading = "Benchmark")]
     pub ops: Option<Vec<String>>,
     /// Smallest size, e.g. 1K.
-    #[arg(long, value_name = "SIZE", help_heading = "Benchmark")]
+    #[arg(long, value_name = "SIZE", help_heading = "Benchmark", allow_negative_numbers = true,
+          value_parser = crate::flags::size(1, None))]
     pub min_bytes: Option<ByteSize>,
     /// Largest size, e.g. 1G.
-    #[arg(long, value_name = "SIZE", help_heading = "Benchmark")]
+    #[arg(long, value_name = "SIZE", help_heading = "Benchmark", allow_negative_numbers = true,
+          value_parser = crate::flags::size(1, None))]
     pub max_bytes: Option<ByteSize>,
     /// Timed iterations per size.
-    #[arg(long, value_name = "N", help_heading = "Benchmark")]
+    #[arg(long, value_name = "N", help_heading = "Benchmark", allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(1, None))]
     pub iters: Option<u32>,
     /// Untimed iterations before timing.
-    #[arg(long, value_name = "N", help_heading = "Benchmark")]
+    #[arg(long, value_name = "N", help_heading = "Benchmark", allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u32>(0, None))]
     pub warmup: Option<u32>,
     /// Data types, comma-separated.
     #[arg(long, value_delimiter = ',', help_heading = "Benchmark")]
     pub dtype: Option<Vec<String>>,
     /// The inter-node transport that must carry traffic (default: efa on nodes with EFA).
     #[arg(long, value_name = "TRANSPORT", help_heading = "Benchmark",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: Option<String>,
     /// Pin NCCL_NET to the expected transport, so a fallback to TCP fails loudly.
     #[arg(long, help_heading = "Benchmark")]
@@ -101,6 +105,8 @@ pub struct Args {
         long,
         default_value_t = 0.5,
         value_name = "FRACTION",
+        allow_negative_numbers = true,
+        value_parser = crate::flags::float(0.0, 1.0, false),
         help_heading = "Benchmark"
     )]
     pub slow_fraction: f64,
@@ -135,7 +141,8 @@ pub struct Args {
     #[arg(long, help_heading = "Pods")]
     pub no_ipc_lock: bool,
     /// Rendezvous port of rank 0.
-    #[arg(long, default_value_t = 29400, help_heading = "Pods")]
+    #[arg(long, default_value_t = 29400, help_heading = "Pods", allow_negative_numbers = true,
+          value_parser = crate::flags::int::<u16>(1, Some(65535)))]
     pub port: u16,
     /// Service account for the pods (they need no API access).
     #[arg(long, help_heading = "Pods")]
@@ -145,7 +152,7 @@ pub struct Args {
     pub image_pull_policy: Option<String>,
 
     /// Shuffle round-1 pairing with this seed (default: neighbours by name).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::flags::int::<u64>(0, None))]
     pub seed: Option<u64>,
     /// Test the nodes that pass preflight and list the others, instead of stopping (exit 3).
     #[arg(long)]
@@ -181,7 +188,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         settings.spec.namespace = client.namespace().to_string();
         let report = kube::launch(&client, &settings, shutdown_signal()).await?;
         print_summary(&report)?;
-        eprintln!("results: {}", report.results_path.display());
+        crate::say!("results: {}", report.results_path.display());
         match report.conclusion() {
             Conclusion::Pass => Ok(Outcome::Pass),
             Conclusion::Fail => Ok(Outcome::Fail),
@@ -191,6 +198,12 @@ pub fn run(args: Args) -> Result<Outcome> {
             }),
         }
     })
+}
+
+/// Every check of the flags that needs no cluster, for `check --kube` to run before anything
+/// else (so a missing --image is a usage error alone, with nothing written).
+pub fn check_flags(args: &Args) -> Result<()> {
+    resolve(args).map(|_| ())
 }
 
 /// Flags → settings, with every check that needs no cluster.

@@ -26,7 +26,8 @@ pub struct Args {
     pub profile: Option<String>,
     /// Width of the band drawn under the baseline, in percent (the gate's tolerance)
     /// [default: 10]; needs --baseline.
-    #[arg(long, value_name = "PCT", requires = "baseline")]
+    #[arg(long, value_name = "PCT", requires = "baseline", allow_negative_numbers = true,
+          value_parser = crate::flags::float(0.0, 100.0, false))]
     pub tolerance: Option<f64>,
 }
 
@@ -34,6 +35,15 @@ pub fn run(args: Args) -> Result<Outcome> {
     let tolerance = args.tolerance.unwrap_or(DEFAULT_TOLERANCE_PCT);
     check_tolerance(tolerance)?;
     crate::output::folder_not_stdout("--out", Some(&args.out))?;
+    if std::fs::metadata(&args.out).is_ok_and(|m| !m.is_dir()) {
+        return Err(Error::Usage {
+            message: format!(
+                "--out `{}` is a file; a report is a folder of several files (plots, report.md, report.html, report.json)",
+                args.out.display()
+            ),
+            hint: Some("give --out a folder name (it is created if needed)".into()),
+        });
+    }
     crate::input::at_most_one_stdin(
         args.results
             .iter()
@@ -56,12 +66,29 @@ pub fn run(args: Args) -> Result<Outcome> {
     doc.config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
     doc.tolerance_pct = tolerance;
     let exporters = report::report_exporters(&doc);
+    let written: Vec<(String, PathBuf)> = exporters
+        .iter()
+        .map(|e| {
+            let name = e.file_name();
+            (format!("--out's {name}"), args.out.join(name))
+        })
+        .collect();
+    crate::output::distinct_paths(
+        args.results
+            .iter()
+            .map(|p| ("RESULTS", Some(p.as_path())))
+            .chain([
+                ("--baseline", args.baseline.as_deref()),
+                ("--config", args.config.as_deref()),
+            ]),
+        written.iter().map(|(f, p)| (f.as_str(), Some(p.as_path()))),
+    )?;
     let files = report::write_all(&doc, &exporters, &args.out)?;
     let names: Vec<String> = files
         .iter()
         .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect();
-    eprintln!(
+    crate::say!(
         "wrote {} files to {}: {}",
         files.len(),
         args.out.display(),

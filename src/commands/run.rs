@@ -16,30 +16,30 @@ pub struct Args {
     pub ops: Option<Vec<String>>,
     /// Smallest size (the gathered buffer, as nccl-tests counts it) [default: 1K, or the
     /// config's].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = crate::flags::size(1, None))]
     pub min_bytes: Option<ByteSize>,
     /// Largest size [default: 1G, or the config's].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_negative_numbers = true, value_parser = crate::flags::size(1, None))]
     pub max_bytes: Option<ByteSize>,
     /// Multiply the size by this between steps [default: 2, or the config's].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u64>(2, None))]
     pub step_factor: Option<u64>,
     /// Timed iterations per size [default: 20, or the config's].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(1, None))]
     pub iters: Option<u32>,
     /// Untimed iterations before timing [default: 5, or the config's].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(0, None))]
     pub warmup: Option<u32>,
     /// Data types, comma-separated: float32, bfloat16, float16, int8, ... [default: float32,
     /// or the config's].
     #[arg(long, value_delimiter = ',')]
     pub dtype: Option<Vec<String>>,
     /// Number of local GPUs to use (default: all).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(1, None))]
     pub gpus: Option<u32>,
     /// Give ranks different NCCL_HOSTID values so NCCL treats them as N nodes and uses its
     /// network path on one host.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(1, None))]
     pub simulate_nodes: Option<u32>,
     /// With --simulate-nodes: ranks per simulated node, each on local GPUs 0..G-1, so NCCL
     /// mixes intra-node P2P with inter-node NET (e.g. 2 nodes × 2 GPUs on a 2-GPU host).
@@ -48,6 +48,8 @@ pub struct Args {
     #[arg(
         long,
         value_name = "G",
+        allow_negative_numbers = true,
+        value_parser = crate::flags::int::<u32>(1, None),
         requires = "simulate_nodes",
         conflicts_with = "gpus"
     )]
@@ -60,7 +62,7 @@ pub struct Args {
     pub one_process: bool,
     /// The inter-node transport that must carry traffic; anything else fails (exit 1).
     #[arg(long, value_name = "TRANSPORT",
-          value_parser = ["efa", "ib", "roce", "socket", "tcpx", "any"])]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: Option<String>,
     /// Output folder (default: reports/<timestamp>/).
     #[arg(long, value_name = "DIR")]
@@ -74,6 +76,8 @@ pub struct Args {
         long,
         value_name = "N",
         default_value_t = 1,
+        allow_negative_numbers = true,
+        value_parser = crate::flags::int::<u32>(1, None),
         help_heading = "Multi-node (one `netcheck run` per node)"
     )]
     pub nnodes: u32,
@@ -82,6 +86,8 @@ pub struct Args {
         long,
         value_name = "K",
         default_value_t = 0,
+        allow_negative_numbers = true,
+        value_parser = crate::flags::int::<u32>(0, None),
         help_heading = "Multi-node (one `netcheck run` per node)"
     )]
     pub node_rank: u32,
@@ -207,13 +213,13 @@ fn fabric_check(
     };
     let checked = fabric_check::run(&check)?;
     if let Checked::Measured(report) = &checked {
-        eprint!("{}", report.to_text());
+        crate::output::stderr_text(&report.to_text());
         let line = serde_json::to_string(report).expect("fabric reports serialize");
         crate::output::stdout(&format!("{FABRIC_PREFIX}{line}\n"))
             .map_err(|e| Error::write("<stdout>", e))?;
     }
     if let Some(reason) = checked.failure(&check) {
-        eprintln!("netcheck: FAIL: {reason}");
+        crate::say!("netcheck: FAIL: {reason}");
         return Ok(None);
     }
     Ok(Some(checked.to_record()))

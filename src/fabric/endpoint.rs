@@ -31,6 +31,8 @@ pub struct EndpointInfo {
     pub fabric: String,
     pub domain: String,
     pub addr_format: String,
+    /// As in the provider listing: `null` in JSON for "unlimited" (SIZE_MAX).
+    #[serde(with = "super::info::msg_size")]
     pub max_msg_size: u64,
     /// The provider needs registered buffers (`FI_MR_LOCAL`).
     pub mr_local: bool,

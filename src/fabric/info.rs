@@ -133,7 +133,42 @@ pub struct ProviderEntry {
     pub endpoint_type: String,
     pub protocol: String,
     pub addr_format: String,
+    /// The largest message, bytes. In JSON: a number when JSON's doubles hold it exactly
+    /// (up to 2^53), `null` for libfabric's "unlimited" (`SIZE_MAX`), else a string.
+    #[serde(with = "msg_size")]
     pub max_msg_size: u64,
+}
+
+/// `max_msg_size` in JSON (the provider listing and the fabric report):
+/// `18446744073709551615` (SIZE_MAX, "no limit") is beyond the integers a JSON reader in
+/// doubles holds exactly, and would read back as another number.
+pub mod msg_size {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// The largest integer a double holds exactly.
+    const EXACT: u64 = 1 << 53;
+
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        match *v {
+            u64::MAX => s.serialize_none(),
+            v if v <= EXACT => s.serialize_u64(v),
+            v => s.serialize_str(&v.to_string()),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Option::<Raw>::deserialize(d)? {
+            None => Ok(u64::MAX),
+            Some(Raw::Number(n)) => Ok(n),
+            Some(Raw::Text(t)) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 impl ProviderEntry {
@@ -243,8 +278,31 @@ pub fn no_such_domain(wanted: &str, provider: Option<&str>, domains: &BTreeSet<S
     )
 }
 
+/// The provider asked for is not there (`--provider efa` on a host without EFA): a missing
+/// environment, with the providers that are.
+pub fn no_such_provider(wanted: &str, present: &BTreeSet<String>) -> Error {
+    Error::missing(
+        format!("libfabric offers no provider `{wanted}` on this host"),
+        if present.is_empty() {
+            "libfabric lists no provider at all; check its install (`fi_info`)".into()
+        } else {
+            format!(
+                "providers here: {}{}",
+                present.iter().cloned().collect::<Vec<_>>().join(", "),
+                if wanted == "efa" {
+                    " (efa needs an EFA device and the aws-efa-installer's libfabric)"
+                } else {
+                    ""
+                }
+            )
+        },
+    )
+}
+
 /// Every provider entry the library offers, optionally only one provider's and one domain's.
-/// A domain that no entry has is a missing environment (exit 3), not an empty list.
+/// A provider or a domain that no entry has is a missing environment (exit 3), not an empty
+/// list: a node-validation script running `fabric --list --provider efa` must not pass on a
+/// host without EFA.
 pub fn list(lib: &Libfabric, provider: Option<&str>, domain: Option<&str>) -> Result<Listing> {
     let mut hints = Hints::everything(lib)?;
     if let Some(p) = provider {
@@ -255,6 +313,16 @@ pub fn list(lib: &Libfabric, provider: Option<&str>, domain: Option<&str>) -> Re
         .iter()
         .map(|i| ProviderEntry::from_info(lib, i))
         .collect();
+    if let Some(wanted) = provider
+        && entries.is_empty()
+    {
+        let mut all = Hints::everything(lib)?;
+        let present: BTreeSet<String> = InfoList::get(lib, Some(&mut all))?
+            .iter()
+            .map(|i| ProviderEntry::from_info(lib, i).provider)
+            .collect();
+        return Err(no_such_provider(wanted, &present));
+    }
     if let Some(wanted) = domain {
         let domains: BTreeSet<String> = entries.iter().map(|e| e.domain.clone()).collect();
         entries.retain(|e| domain_matches(&e.domain, wanted));
@@ -371,5 +439,30 @@ mod tests {
         assert_eq!(groups[0].provider, "tcp;ofi_rxm");
         assert_eq!(groups[0].domains.iter().collect::<Vec<_>>(), ["eth0", "lo"]);
         assert_eq!(groups[0].endpoint_types.iter().collect::<Vec<_>>(), ["RDM"]);
+    }
+
+    #[test]
+    fn max_msg_size_in_json_is_exact_or_null_for_unlimited() {
+        let mut e = entry("tcp", "f", "lo", "FI_EP_RDM");
+        for (size, json) in [
+            (1u64 << 30, "1073741824"),
+            (u64::MAX, "null"),
+            ((1 << 53) + 1, "\"9007199254740993\""),
+        ] {
+            e.max_msg_size = size;
+            let text = serde_json::to_string(&e).unwrap();
+            assert!(text.contains(&format!("\"max_msg_size\":{json}")), "{text}");
+            let back: ProviderEntry = serde_json::from_str(&text).unwrap();
+            assert_eq!(back.max_msg_size, size);
+        }
+    }
+
+    #[test]
+    fn a_missing_provider_names_the_ones_present() {
+        let present: BTreeSet<String> = ["tcp".to_string(), "udp".to_string()].into();
+        let e = no_such_provider("efa", &present);
+        assert_eq!(e.exit_code(), crate::exit::MISSING_ENVIRONMENT);
+        assert!(e.to_string().contains("no provider `efa`"), "{e}");
+        assert!(e.hint().unwrap().contains("tcp, udp"), "{:?}", e.hint());
     }
 }

@@ -91,7 +91,7 @@ pub fn listen_and_respond(lib: Arc<Libfabric>, bind: SocketAddr, opts: &Options)
     let local = listener
         .local_addr()
         .map_err(|e| Error::infra(format!("listener address: {e}")))?;
-    eprintln!(
+    crate::say!(
         "netcheck fabric: listening on {local}; run `netcheck fabric --connect <this-host>:{}` on the peer",
         local.port()
     );
@@ -108,7 +108,7 @@ pub fn listen_and_respond(lib: Arc<Libfabric>, bind: SocketAddr, opts: &Options)
         },
         other => other,
     })?;
-    eprintln!("netcheck fabric: driver connected from {peer}");
+    crate::say!("netcheck fabric: driver connected from {peer}");
     respond(lib, stream, opts).map(|served| served.plan)
 }
 
@@ -143,7 +143,7 @@ pub fn local(lib: Arc<Libfabric>, exe: &Path, opts: &Options) -> Result<FabricRe
         (Err(e), _) => {
             // The second rank's own words help (its side may have failed first).
             for line in child_err.lines() {
-                eprintln!("second rank: {line}");
+                crate::say!("second rank: {line}");
             }
             Err(e)
         }

@@ -224,8 +224,12 @@ fn correctness(input: &GateInput) -> Case {
     Case::new(CLASS, "correctness", vec![check])
 }
 
-/// A threshold that covers nothing measured is a configuration or sweep mistake; passing it
-/// silently would gate on nothing.
+/// A threshold that covers nothing measured. For an op the run measured, its sizes missed the
+/// threshold's range: a configuration or sweep mistake, and passing it silently would gate on
+/// nothing, so it fails. For an op the run did not measure at all (p5's all_reduce floor
+/// against `run`'s default all_gather + reduce_scatter), it is listed as not judged (a skipped
+/// case) and fails only with `--require-bandwidth`, which asks for every bandwidth criterion to
+/// have been judged.
 fn unused_thresholds(input: &GateInput) -> Vec<Case> {
     let Some(config) = input.config else {
         return vec![];
@@ -237,20 +241,40 @@ fn unused_thresholds(input: &GateInput) -> Vec<Case> {
         .enumerate()
         .filter(|(_, t)| !rows.iter().any(|(_, r)| applies(t, r)))
         .map(|(i, t)| {
-            let range = format!(
-                "{} {}–{}",
-                t.op.as_deref().unwrap_or("any op"),
-                t.min_bytes.map_or("0".into(), |b| b.to_string()),
-                t.max_bytes.map_or("∞".into(), |b| b.to_string()),
-            );
-            Case::new(
-                CLASS,
-                format!("threshold[{i}]"),
-                vec![Check::fail(
+            let range = threshold_range(t);
+            let measured =
+                t.op.as_deref()
+                    .is_none_or(|op| rows.iter().any(|(_, r)| r.op == op));
+            let check = if measured {
+                Check::fail(
                     CheckKind::Coverage,
                     format!("threshold[{i}] ({range}) matches no measured row"),
-                )],
-            )
+                )
+            } else {
+                let op = t.op.as_deref().unwrap_or_default();
+                let message = format!(
+                    "threshold[{i}] ({range}) not judged: {op} was not measured in this run"
+                );
+                if input.require_bandwidth {
+                    Check::fail(
+                        CheckKind::Coverage,
+                        format!("{message} (--require-bandwidth)"),
+                    )
+                } else {
+                    Check::skip(CheckKind::Coverage, message)
+                }
+            };
+            Case::new(CLASS, format!("threshold[{i}]"), vec![check])
         })
         .collect()
+}
+
+/// `all_reduce 8G–8G`: a threshold's op and size range.
+pub fn threshold_range(t: &crate::config::Threshold) -> String {
+    format!(
+        "{} {}–{}",
+        t.op.as_deref().unwrap_or("any op"),
+        t.min_bytes.map_or("0".into(), |b| b.to_string()),
+        t.max_bytes.map_or("∞".into(), |b| b.to_string()),
+    )
 }

@@ -110,8 +110,12 @@ impl Judged {
                 .not_judged
                 .iter()
                 .filter(|n| {
-                    all.iter()
-                        .all(|j| j.not_judged.iter().any(|m| m.criterion == n.criterion))
+                    all.iter().all(|j| {
+                        j.not_judged.iter().any(|m| {
+                            m.criterion == n.criterion
+                                && (n.criterion != "threshold" || m.reason == n.reason)
+                        })
+                    })
                 })
                 .cloned()
                 .collect();
@@ -140,6 +144,20 @@ impl Judged {
                     "no min_busbw_gbs threshold in the config".into()
                 },
             );
+        }
+        let rows = curve::judged_rows(input.record);
+        for (i, t) in thresholds.iter().enumerate() {
+            if let Some(op) = t.op.as_deref()
+                && !rows.iter().any(|(_, r)| r.op == op)
+            {
+                missing(
+                    "threshold",
+                    format!(
+                        "threshold[{i}] ({}): {op} not measured",
+                        expect::threshold_range(t)
+                    ),
+                );
+            }
         }
         if !ran(CheckKind::Latency) {
             missing(
@@ -213,6 +231,9 @@ pub struct Case {
     /// The measured point, for curve cases.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub point: Option<Point>,
+    /// The run the case belongs to, when one results file held several (see [`combine`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -300,6 +321,7 @@ impl Case {
             outcome,
             checks,
             point: None,
+            run: None,
         }
     }
 
@@ -366,6 +388,7 @@ pub fn combine(reports: Vec<(String, GateReport)>) -> GateReport {
         .flat_map(|(label, report)| {
             report.cases.into_iter().map(move |mut case| {
                 case.name = format!("{label}: {}", case.name);
+                case.run = Some(label.clone());
                 case
             })
         })
@@ -601,9 +624,45 @@ mod tests {
                     && m.contains("1 rows with wrong elements")),
             "{f:?}"
         );
+        // all_reduce was not measured: listed as not judged, not failed ...
+        assert!(!f.iter().any(|m| m.contains("threshold[0]")), "{f:?}");
+        let report = evaluate(&input(&r, Some(&config), None));
+        let case = report
+            .cases
+            .iter()
+            .find(|c| c.name == "threshold[0]")
+            .unwrap();
+        assert_eq!(case.outcome, Outcome::Skip);
+        assert!(
+            case.checks[0]
+                .message
+                .contains("all_reduce was not measured"),
+            "{case:?}"
+        );
+        assert!(
+            report.judged.to_line().contains("all_reduce not measured"),
+            "{}",
+            report.judged.to_line()
+        );
+        // ... unless every bandwidth criterion must judge.
+        let mut strict = input(&r, Some(&config), None);
+        strict.require_bandwidth = true;
+        let f = failures(&evaluate(&strict));
         assert!(
             f.iter()
-                .any(|m| m.contains("threshold[0] (all_reduce 8G–8G) matches no measured row")),
+                .any(|m| m.contains("threshold[0]") && m.contains("--require-bandwidth")),
+            "{f:?}"
+        );
+        // A measured op whose sizes miss the threshold's range still fails (the sweep was
+        // too short for what the config gates on).
+        let config = BenchConfig {
+            thresholds: vec![threshold("all_gather", 8 << 30, Some(300.0), None)],
+            ..Default::default()
+        };
+        let f = failures(&evaluate(&input(&r, Some(&config), None)));
+        assert!(
+            f.iter()
+                .any(|m| m.contains("threshold[0] (all_gather 8G–8G) matches no measured row")),
             "{f:?}"
         );
     }

@@ -36,6 +36,24 @@ pub fn parse(text: &str, origin: &str) -> Result<Section> {
             "not an nccl-tests -J file (the top level is not an object)",
         )
     })?;
+    if let Some(schema) = obj
+        .get("schema")
+        .and_then(Value::as_str)
+        .filter(|s| s.starts_with("netcheck."))
+    {
+        let what = if schema.starts_with("netcheck.results.") {
+            "a netcheck results file already (written by `run`, `launch` or `ingest`)"
+        } else {
+            "a netcheck file, not nccl-tests output"
+        };
+        return Err(Error::BadInput {
+            what: origin.into(),
+            message: format!("is {what}: schema `{schema}`"),
+            hint: Some(
+                "pass results files to `netcheck gate` or `netcheck report` as they are; ingest reads nccl-tests -J JSON or its text output".into(),
+            ),
+        });
+    }
     let field = |name: &str| format!("{origin}: {name}");
     let results = match obj.get("results") {
         Some(Value::Array(a)) => a,
@@ -113,8 +131,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Section> {
         .filter(|e| !e.trim().is_empty())
         .collect();
     if repaired {
+        // Rows, as the results file counts them: one per placement measured.
+        let rows: usize = section
+            .points
+            .iter()
+            .map(|p| usize::from(p.out_of_place.is_some()) + usize::from(p.in_place.is_some()))
+            .sum();
         section.notes.push(format!(
-            "{origin}: the JSON ends early (truncated?); kept the {} complete results",
+            "{origin}: the JSON ends early (truncated?); kept {rows} rows from the {} results it holds",
             section.points.len()
         ));
     }

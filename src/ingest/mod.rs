@@ -306,6 +306,14 @@ fn what_was_found(sections: &[Section], log_lines: usize) -> String {
              `XXX.XX` instead of measurements (a documentation template?)"
         );
     }
+    if let Some(json) = sections.iter().find(|s| s.json) {
+        return if json.complete {
+            "an nccl-tests -J JSON file whose `results` list is empty".into()
+        } else {
+            "an nccl-tests -J JSON file with no complete result (cut off before its first result?)"
+                .into()
+        };
+    }
     let header = sections.iter().any(|s| s.layout != Layout::default());
     let preamble = sections
         .iter()

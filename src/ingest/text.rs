@@ -609,15 +609,16 @@ impl Columns {
                 .is_some_and(|t| super::collective::type_size(t).is_some())
     }
 
-    /// Adapts a row to the header: hypercube prints an empty `redop` (one token fewer), `-t`
+    /// Adapts a row to the header: an empty `redop` cell (hypercube; alltoall, sendrecv and
+    /// broadcast-style rows of some releases, before 2.13 too) is one token fewer, `-t`
     /// appends a date and time.
     fn fit(&self, mut tokens: Vec<String>) -> Vec<String> {
         let n = self.names.len();
-        if let (Some(r), Some(root)) = (self.index("redop"), self.index("root"))
+        if let Some(r) = self.index("redop")
             && tokens.len() + 1 == n
-            && root == r + 1
-            // An operator name is never a number: a number there is the root.
-            && tokens.get(r).is_some_and(|t| t.parse::<i64>().is_ok())
+            // An operator name is never a number: a number there is the next column's (the
+            // root since 2.13, the time before).
+            && tokens.get(r).is_some_and(|t| t.parse::<f64>().is_ok())
         {
             tokens.insert(r, String::new());
         }

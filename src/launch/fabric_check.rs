@@ -125,7 +125,7 @@ pub fn run(check: &FabricCheck) -> Result<Checked> {
             .map_err(in_context)
     } else {
         let target = format!("{host}:{port}");
-        eprintln!(
+        crate::say!(
             "netcheck: fabric check ({}): measuring against node 0 at {target}",
             check.provider
         );
@@ -169,7 +169,7 @@ fn serve(lib: Arc<Libfabric>, check: &FabricCheck, opts: &Options, port: u16) ->
         .set_nonblocking(true)
         .map_err(|e| Error::infra(format!("listener on {bind}: {e}")))?;
     let wanted = check.nnodes as usize - 1;
-    eprintln!(
+    crate::say!(
         "netcheck: fabric check ({}): waiting on {bind} for {wanted} node(s)",
         check.provider
     );
@@ -191,9 +191,10 @@ fn serve(lib: Arc<Libfabric>, check: &FabricCheck, opts: &Options, port: u16) ->
         })?;
         match session::respond(lib.clone(), stream, opts) {
             Ok(served) => {
-                eprintln!(
+                crate::say!(
                     "netcheck: fabric check ({}): served {} ({from})",
-                    check.provider, served.driver_host
+                    check.provider,
+                    served.driver_host
                 );
                 peers.push(ServedPeer {
                     host: served.driver_host,
@@ -203,7 +204,7 @@ fn serve(lib: Arc<Libfabric>, check: &FabricCheck, opts: &Options, port: u16) ->
             // A connection that is not one of this run's nodes (wrong token or protocol) was
             // refused; the real nodes may still come.
             Err(e) if e.exit_code() == crate::exit::BAD_INPUT => {
-                eprintln!("netcheck: warning: fabric check: {e}");
+                crate::say!("netcheck: warning: fabric check: {e}");
             }
             Err(e) => {
                 return Err(prefix(e, &format!("serving the node at {from}")));

@@ -122,16 +122,16 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     });
     let sweep_json = serde_json::to_string(&opts.config.sweep).expect("sweeps serialize");
     if layout.shares_gpus() {
-        eprintln!(
+        crate::say!(
             "netcheck: warning: the simulated nodes share GPUs: ranks on one GPU take turns (CUDA time-slices their contexts), so times carry milliseconds of switching; this layout checks transports and rank placement, not speed"
         );
     }
     if world == 1 {
-        eprintln!(
+        crate::say!(
             "netcheck: note: 1 rank: NCCL moves no data between GPUs, so bus bandwidth is 0 by definition; the table times NCCL's per-call cost on one GPU"
         );
     }
-    eprintln!(
+    crate::say!(
         "netcheck: {}, NCCL {} ({}), output in {}",
         layout.describe(opts.nnodes),
         lib.version.as_deref().unwrap_or("?"),
@@ -256,7 +256,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left.min(Duration::from_millis(200))) {
                 Ok(Msg::Event(ev)) => handle_event(*ev, &mut progress, None, None, &mut record),
-                Ok(Msg::Text(r, line)) => eprintln!("[rank {r}] {line}"),
+                Ok(Msg::Text(r, line)) => crate::say!("[rank {r}] {line}"),
                 Ok(Msg::Closed(_)) => break,
                 Err(_) if left.is_zero() || interrupted.load(Ordering::Relaxed) => break,
                 Err(_) => {}
@@ -308,7 +308,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     while open > 0 {
         if interrupted.load(Ordering::Relaxed) {
             status = RunStatus::Interrupted;
-            eprintln!(
+            crate::say!(
                 "netcheck: interrupted; stopping the workers and keeping the rows measured so far"
             );
             break;
@@ -324,7 +324,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
                     &mut record,
                 );
             }
-            Ok(Msg::Text(r, line)) => bar.suspend(|| eprintln!("[rank {r}] {line}")),
+            Ok(Msg::Text(r, line)) => bar.suspend(|| crate::say!("[rank {r}] {line}")),
             Ok(Msg::Closed(r)) => {
                 open -= 1;
                 let code = children.get_mut(&r).and_then(|c| c.wait().ok());
@@ -511,7 +511,7 @@ fn handle_event(
             if let Some(sink) = sink
                 && let Err(e) = sink.append(&row)
             {
-                eprintln!("netcheck: warning: {e}");
+                crate::say!("netcheck: warning: {e}");
             }
             if let Some((table, bar)) = table {
                 bar.inc(1);
@@ -554,7 +554,7 @@ fn handle_event(
                 if let Some(sink) = sink
                     && let Err(e) = sink.append(row)
                 {
-                    eprintln!("netcheck: warning: {e}");
+                    crate::say!("netcheck: warning: {e}");
                 }
             }
         }
@@ -673,7 +673,7 @@ fn analyse_logs(
     });
     for log in &logs {
         if let Err(e) = analyzer.feed_path(log) {
-            eprintln!("netcheck: warning: {e}");
+            crate::say!("netcheck: warning: {e}");
         }
     }
     Some(analyzer.finish())
@@ -809,13 +809,13 @@ fn print_layout(
     const LISTED: usize = 16;
     const SHOWN: usize = 8;
     if let Some(nodes) = layout_agrees {
-        eprintln!(
+        crate::say!(
             "netcheck: layout: NCCL sees the {nodes} nodes as launched (rank = node × ranks per node + local rank)"
         );
     }
     if record.ranks.len() <= LISTED {
         for info in &record.ranks {
-            eprintln!(
+            crate::say!(
                 "netcheck: rank {} (node {}, local rank {}, GPU {}): {}",
                 info.rank,
                 info.node.map_or("-".into(), |n| n.to_string()),
@@ -837,7 +837,7 @@ fn print_layout(
     }
     for ((same_node, kind), pairs) in &groups {
         let more = pairs.len().saturating_sub(SHOWN);
-        eprintln!(
+        crate::say!(
             "netcheck: {} links over {kind}: {}{}",
             if *same_node {
                 "intra-node"
@@ -899,7 +899,7 @@ fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
         } else {
             a.networks.join(", ")
         };
-        eprintln!(
+        crate::say!(
             "netcheck: inter-node transport: {} (NCCL network module: {networks}){}",
             a.inter_node_transport.as_str(),
             match a.socket_fallback {
@@ -908,14 +908,14 @@ fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
             }
         );
         for f in a.findings.iter().filter(|f| f.severity == Severity::Warn) {
-            eprintln!("netcheck: warning: {} [{}]", f.message, f.id);
+            crate::say!("netcheck: warning: {} [{}]", f.message, f.id);
         }
     }
     if record.world_size == Some(1) {
         if let Some(span) = one_gpu_times(&record.rows) {
-            eprintln!("netcheck: time per call on 1 GPU: {span}");
+            crate::say!("netcheck: time per call on 1 GPU: {span}");
         }
-        eprintln!("netcheck: {ONE_GPU_ADVICE}");
+        crate::say!("netcheck: {ONE_GPU_ADVICE}");
     }
     let best = record
         .rows
@@ -924,16 +924,16 @@ fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
         .filter(|(b, _)| *b > 0.0)
         .max_by(|a, b| a.0.total_cmp(&b.0));
     if let Some((bw, r)) = best {
-        eprintln!(
+        crate::say!(
             "netcheck: peak bus bandwidth {bw:.1} GB/s ({} {})",
             r.op,
             crate::config::format_bytes(r.bytes)
         );
     }
     for reason in reasons {
-        eprintln!("netcheck: FAIL: {reason}");
+        crate::say!("netcheck: FAIL: {reason}");
     }
-    eprintln!("netcheck: results: {}", path.display());
+    crate::say!("netcheck: results: {}", path.display());
 }
 
 fn print_line(line: &str) {
@@ -1034,7 +1034,7 @@ impl LogTail {
             pos.set(pos.get() + end as u64 + 1);
             bar.suspend(|| {
                 for line in String::from_utf8_lossy(&buf[..end]).lines() {
-                    eprintln!("[rank {rank}] {line}");
+                    crate::say!("[rank {rank}] {line}");
                 }
             });
         }

@@ -128,14 +128,27 @@ pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufR
             MultiGzDecoder::new(reader),
         )),
         Start::Plain => Box::new(reader),
+        Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
         Start::Empty => Box::new(io::empty()),
     })
+}
+
+/// Transcodes a stream that starts with a byte-order mark (UTF-16 LE/BE, e.g. PowerShell's
+/// `kubectl logs > x.log`, or UTF-8 with a BOM) to UTF-8 without the mark.
+fn decode_bom<R: Read>(reader: R) -> impl Read {
+    encoding_rs_io::DecodeReaderBytesBuilder::new()
+        .bom_sniffing(true)
+        .strip_bom(true)
+        .utf8_passthru(true)
+        .build(reader)
 }
 
 /// How a stream starts.
 enum Start {
     Gzip,
     Plain,
+    /// A byte-order mark: UTF-16 (LE or BE) or UTF-8 with a BOM; transcoded to UTF-8.
+    Bom,
     /// It ended before its first byte. Not read again: on a terminal the Ctrl-D that ended
     /// it is used up, and another read would wait for a second one.
     Empty,
@@ -147,6 +160,9 @@ fn sniff(reader: &mut impl BufRead) -> io::Result<Start> {
         match reader.fill_buf() {
             Ok([]) => return Ok(Start::Empty),
             Ok([0x1f, 0x8b, ..]) => return Ok(Start::Gzip),
+            Ok([0xff, 0xfe, ..] | [0xfe, 0xff, ..] | [0xef, 0xbb, 0xbf, ..]) => {
+                return Ok(Start::Bom);
+            }
             Ok(_) => return Ok(Start::Plain),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -184,6 +200,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
                 MultiGzDecoder::new(reader),
             )),
             Start::Plain => Box::new(reader),
+            Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
             Start::Empty => Box::new(io::empty()),
         },
     )
@@ -273,5 +290,27 @@ mod tests {
         text.clear();
         plain.read_to_string(&mut text).unwrap();
         assert_eq!(text, "plain");
+    }
+
+    #[test]
+    fn a_utf16_log_is_read_as_text() {
+        let text = "host:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n";
+        let le: Vec<u8> = [0xff, 0xfe]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xfe, 0xff]
+            .into_iter()
+            .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        let utf8_bom: Vec<u8> = [0xef, 0xbb, 0xbf].into_iter().chain(text.bytes()).collect();
+        for bytes in [le, be, utf8_bom] {
+            let mut got = String::new();
+            maybe_gzip(&bytes[..])
+                .unwrap()
+                .read_to_string(&mut got)
+                .unwrap();
+            assert_eq!(got, text);
+        }
     }
 }

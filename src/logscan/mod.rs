@@ -48,6 +48,7 @@ mod summary;
 mod transport;
 
 pub use analysis::*;
+pub use rules::NO_NCCL_LINES;
 pub use scan::{Analyzer, Options, analyze_paths, analyze_reader};
 
 /// Every fixture log of the project (real H200 captures and the grammar logs), one after the

@@ -33,6 +33,10 @@ pub struct Check {
     pub evidence: Vec<String>,
     #[serde(default)]
     pub hint: Option<String>,
+    /// The check failed because something required (`--require`, `--expect-efa`) is not
+    /// there at all: a missing environment (exit 3), not a broken one (exit 1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
 }
 
 impl Check {
@@ -43,6 +47,7 @@ impl Check {
             summary: summary.into(),
             evidence: Vec::new(),
             hint: None,
+            missing: false,
         }
     }
 
@@ -58,13 +63,20 @@ impl Check {
         Check::new(id, Status::Fail, summary)
     }
 
-    /// `warn`, or `fail` when the user said this is required.
+    /// `warn`, or `fail` when the user said this is required (then a missing environment).
     pub fn missing(id: impl Into<String>, required: bool, summary: impl Into<String>) -> Check {
-        Check::new(
+        let check = Check::new(
             id,
             if required { Status::Fail } else { Status::Warn },
             summary,
-        )
+        );
+        if required { check.absent() } else { check }
+    }
+
+    /// Marks a failed check as "required but not there" (exit 3).
+    pub fn absent(mut self) -> Check {
+        self.missing = self.status == Status::Fail;
+        self
     }
 
     pub fn with_evidence<I, S>(mut self, lines: I) -> Check

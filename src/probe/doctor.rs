@@ -203,6 +203,25 @@ impl DoctorReport {
         self.checks.iter().any(|c| c.status == Status::Fail)
     }
 
+    /// The exit code of a doctor report, the same for `doctor` and `check` (README's table):
+    /// something required that is not there at all is a missing environment (exit 3, the
+    /// error names it); a failing check otherwise fails (exit 1); else a pass.
+    pub fn outcome(&self) -> crate::error::Result<crate::error::Outcome> {
+        if let Some(c) = self.checks.iter().find(|c| c.missing) {
+            return Err(crate::error::Error::missing(
+                format!("doctor: {} is required: {}", c.id, c.summary),
+                c.hint
+                    .clone()
+                    .unwrap_or_else(|| "install it, or leave it out of --require".into()),
+            ));
+        }
+        Ok(if self.failed() {
+            crate::error::Outcome::Fail
+        } else {
+            crate::error::Outcome::Pass
+        })
+    }
+
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(

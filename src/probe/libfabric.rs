@@ -53,7 +53,11 @@ pub fn check(facts: &LibfabricFacts, efa_in_sysfs: usize, required: bool) -> Che
     let needed = required || efa_in_sysfs > 0;
     let Some(lib) = &facts.library else {
         let summary = "libfabric not found: `netcheck fabric` and NCCL's OFI plugin cannot run";
-        let check = if needed {
+        // Required by the user and not there: a missing environment; needed because EFA
+        // devices are present: something broken (exit 1).
+        let check = if required {
+            Check::fail(ID, summary).absent()
+        } else if needed {
             Check::fail(ID, summary)
         } else {
             Check::warn(ID, summary)

@@ -141,7 +141,7 @@ pub fn check_devices(devices: &[RdmaDevice], require_efa: bool, expect_efa: Opti
     if devices.is_empty() {
         let summary = "no RDMA devices (EFA, InfiniBand, RoCE): NCCL traffic between nodes would use TCP sockets";
         let check = if require_efa || expect_efa.is_some_and(|n| n > 0) {
-            Check::fail(ID, summary)
+            Check::fail(ID, summary).absent()
         } else {
             Check::ok(ID, summary)
         };

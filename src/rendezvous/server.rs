@@ -315,7 +315,7 @@ async fn serve_peer(
                 None
             };
             if let Some(reason) = refuse {
-                eprintln!("netcheck: rendezvous refused {addr} (claims rank {rank}): {reason}");
+                crate::say!("netcheck: rendezvous refused {addr} (claims rank {rank}): {reason}");
                 let _ = protocol::write_frame(&mut wr, &Message::Reject { reason }).await;
                 return;
             }

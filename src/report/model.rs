@@ -92,6 +92,30 @@ pub fn series_of(record: &RunRecord) -> Vec<Series> {
         .collect()
 }
 
+/// The curves a plot draws: those of the passing pairs (a failed pair's 5 GB/s would stretch
+/// the min–max band of the healthy ones down to it) and, drawn apart, each failed pair's own
+/// (named by the pair). A record without failed pairs is [`series_of`].
+pub fn plot_series(record: &RunRecord) -> (Vec<Series>, Vec<(String, Series)>) {
+    if record.pairs.iter().all(|p| p.status == "pass") {
+        return (series_of(record), vec![]);
+    }
+    let mut passing = record.clone();
+    passing.pairs.retain(|p| p.status == "pass");
+    let failed = record
+        .pairs
+        .iter()
+        .filter(|p| p.status != "pass" && !p.rows.is_empty())
+        .flat_map(|p| {
+            let mut own = RunRecord::new("run");
+            own.rows = p.rows.clone();
+            series_of(&own)
+                .into_iter()
+                .map(move |s| (p.name.clone(), s))
+        })
+        .collect();
+    (series_of(&passing), failed)
+}
+
 fn aggregate(bytes: u64, rows: &[&ResultRow]) -> SeriesPoint {
     let busbw: Vec<f64> = rows.iter().filter_map(|r| r.busbw_gbs).collect();
     let stat = |f: &dyn Fn(&TimeStats) -> Option<f64>| {

@@ -92,4 +92,119 @@ mod tests {
                 .contains("p5en.48xlarge")
         );
     }
+
+    /// The floor the profiles give all_gather and reduce_scatter, a fraction of the line rate
+    /// (bench-configs/README.md).
+    const FLOOR_OF_LINE_RATE: f64 = 0.25;
+
+    #[test]
+    fn every_profile_with_a_line_rate_floors_the_default_collectives_by_the_formula() {
+        for (name, _) in PROFILES {
+            let config = by_name(name).unwrap();
+            let Some(hw) = config.hardware.as_ref() else {
+                continue;
+            };
+            let efa = hw
+                .efa_count
+                .zip(hw.efa_gbps)
+                .map(|(n, g)| n as f64 * g / 8.0);
+            let rate = match (hw.nvlink_gbs, efa) {
+                (Some(nv), Some(efa)) => nv.min(efa),
+                (nv, efa) => nv.or(efa).unwrap_or_else(|| panic!("{name}: no line rate")),
+            };
+            for op in ["all_gather", "reduce_scatter"] {
+                let floors: Vec<f64> = config
+                    .thresholds
+                    .iter()
+                    .filter(|t| {
+                        t.op.as_deref() == Some(op) && t.min_bytes.map(|b| b.0) == Some(1 << 30)
+                    })
+                    .filter_map(|t| t.min_busbw_gbs)
+                    .collect();
+                // h200x2 gates every op on measured numbers (op-less thresholds) instead.
+                let measured = config
+                    .thresholds
+                    .iter()
+                    .any(|t| t.op.is_none() && t.min_busbw_gbs.is_some());
+                if measured {
+                    continue;
+                }
+                assert_eq!(
+                    floors,
+                    [FLOOR_OF_LINE_RATE * rate],
+                    "{name} {op}: ¼ × line rate {rate} GB/s"
+                );
+            }
+        }
+    }
+
+    /// What `netcheck run` measures with no flags: all_gather and reduce_scatter, 1K to 1G,
+    /// out-of-place and in-place, checked; fast enough for every profile.
+    fn default_run(busbw: f64) -> crate::results::RunRecord {
+        let mut r = crate::results::RunRecord::new("run");
+        for op in ["all_gather", "reduce_scatter"] {
+            for shift in 10..=30 {
+                for in_place in [false, true] {
+                    r.rows.push(crate::results::ResultRow {
+                        op: op.into(),
+                        dtype: "float32".into(),
+                        bytes: 1 << shift,
+                        count: (1 << shift) / 4,
+                        in_place,
+                        redop: None,
+                        iters: Some(20),
+                        time_us: crate::results::TimeStats {
+                            mean: 10.0,
+                            ..Default::default()
+                        },
+                        algbw_gbs: Some(busbw),
+                        busbw_gbs: Some(busbw),
+                        wrong: Some(0),
+                        group: None,
+                    });
+                }
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn every_profile_judges_the_default_run_and_passes_a_fast_one() {
+        for (name, _) in PROFILES {
+            let config = by_name(name).unwrap();
+            let record = default_run(1000.0);
+            let judge = |record: &crate::results::RunRecord| {
+                crate::gate::evaluate(&crate::gate::GateInput {
+                    record,
+                    origin: "r.json",
+                    config: Some(&config),
+                    baseline: None,
+                    tolerance_pct: 10.0,
+                    baseline_min_bytes: None,
+                    // The transport is judged from logs, which these rows have none of.
+                    expect_transport: Some("any".into()),
+                    require_bandwidth: false,
+                })
+            };
+            let report = judge(&record);
+            let failed: Vec<String> = report
+                .cases
+                .iter()
+                .filter(|c| c.outcome == crate::gate::Outcome::Fail)
+                .map(|c| format!("{} {}: {:?}", c.class, c.name, c.checks))
+                .collect();
+            assert!(failed.is_empty(), "{name}: {failed:#?}");
+            if *name == "default" {
+                continue;
+            }
+            assert!(
+                report.judged.checks.get("bandwidth").copied().unwrap_or(0) >= 4,
+                "{name}: the default run's bandwidth is judged: {}",
+                report.judged.to_line()
+            );
+            // And a run at socket speed fails the floors.
+            let slow = judge(&default_run(0.5));
+            assert_eq!(slow.verdict, crate::gate::Outcome::Fail, "{name}");
+        }
+    }
 }

@@ -22,26 +22,57 @@ impl Exporter for Prometheus {
     fn render(&self, doc: &Document) -> Result<Vec<u8>> {
         let mut out = String::new();
         if let Some(g) = &doc.gate {
-            let run = doc.runs.first().map_or("", |r| r.label.as_str());
+            // One series per run: a results file with several runs (`ingest` of a log with
+            // several nccl-tests runs) has its cases tagged with their run; a single run's
+            // cases are all its own.
+            let runs: Vec<&str> = doc.runs.iter().map(|r| r.label.as_str()).collect();
+            let per_run: Vec<(&str, Vec<&crate::gate::Case>)> = match runs.len() {
+                0 | 1 => vec![(
+                    runs.first().copied().unwrap_or(""),
+                    g.cases.iter().collect(),
+                )],
+                _ => runs
+                    .iter()
+                    .map(|run| {
+                        let cases = g
+                            .cases
+                            .iter()
+                            .filter(|c| c.run.as_deref() == Some(*run))
+                            .collect();
+                        (*run, cases)
+                    })
+                    .collect(),
+            };
             family(
                 &mut out,
                 "netcheck_gate_passed",
-                "1 when the gate passed, 0 when it failed.",
+                "1 when the gate passed the run, 0 when it failed.",
             );
-            sample(
-                &mut out,
-                "netcheck_gate_passed",
-                &[("run", run)],
-                f64::from(u8::from(g.verdict == Outcome::Pass)),
-            );
-            family(&mut out, "netcheck_gate_cases", "Gate cases by outcome.");
-            for (outcome, n) in [("pass", g.passed), ("fail", g.failed), ("skip", g.skipped)] {
+            for (run, cases) in &per_run {
+                let failed = cases.iter().any(|c| c.outcome == Outcome::Fail);
                 sample(
                     &mut out,
-                    "netcheck_gate_cases",
-                    &[("run", run), ("outcome", outcome)],
-                    n as f64,
+                    "netcheck_gate_passed",
+                    &[("run", *run)],
+                    f64::from(u8::from(!failed)),
                 );
+            }
+            family(&mut out, "netcheck_gate_cases", "Gate cases by outcome.");
+            for (run, cases) in &per_run {
+                for outcome in [Outcome::Pass, Outcome::Fail, Outcome::Skip] {
+                    let n = cases.iter().filter(|c| c.outcome == outcome).count();
+                    let name = match outcome {
+                        Outcome::Pass => "pass",
+                        Outcome::Fail => "fail",
+                        Outcome::Skip => "skip",
+                    };
+                    sample(
+                        &mut out,
+                        "netcheck_gate_cases",
+                        &[("run", *run), ("outcome", name)],
+                        n as f64,
+                    );
+                }
             }
         }
         let points = unique_points(doc);
@@ -142,25 +173,32 @@ impl Exporter for Prometheus {
         family(
             &mut out,
             "netcheck_run_timestamp_seconds",
-            "Start of the run, Unix time.",
+            "Start of the run, Unix time (a start time without a timezone is taken as UTC).",
         );
         for run in &doc.runs {
-            if let Some(Ok(t)) = run
-                .record
-                .started_at
-                .as_deref()
-                .map(chrono::DateTime::parse_from_rfc3339)
-            {
+            if let Some(t) = run.record.started_at.as_deref().and_then(unix_time) {
                 sample(
                     &mut out,
                     "netcheck_run_timestamp_seconds",
                     &[("run", run.label.as_str())],
-                    t.timestamp() as f64,
+                    t as f64,
                 );
             }
         }
         Ok(out.into_bytes())
     }
+}
+
+/// Unix seconds of an RFC 3339 time, or of one without a timezone (`2026-12-01T08:00:00`, as
+/// nccl-tests' `-J` files give it), taken as UTC.
+fn unix_time(text: &str) -> Option<i64> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Some(t.timestamp());
+    }
+    ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(text, f).ok())
+        .map(|t| t.and_utc().timestamp())
 }
 
 /// Rows with distinct label sets (a duplicated row would make the file invalid).

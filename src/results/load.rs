@@ -71,7 +71,7 @@ pub fn load_runs(path: &Path) -> Result<Vec<Run>> {
         (true, None) => Err(Error::bad_input(origin, "holds no runs")),
         (false, _) => {
             for (name, record) in &empty {
-                eprintln!("warning: {}", no_rows(name, record));
+                crate::say!("warning: {}", no_rows(name, record));
             }
             Ok(runs)
         }

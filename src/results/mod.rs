@@ -277,6 +277,23 @@ pub fn gbs(bytes: u64, time_us: f64) -> Option<f64> {
 /// Two ranks joined by NCCL connections, the lower rank first.
 pub type RankPair = (u32, u32);
 
+/// What another netcheck JSON file is, by its schema, and the command that writes it: a gate
+/// verdict passed to `gate` is a verdict, not results.
+fn other_netcheck_file(schema: &str) -> Option<(&'static str, &'static str)> {
+    Some(match schema {
+        "netcheck.gate.v1" => ("a gate verdict", "netcheck gate --json"),
+        "netcheck.analysis.v1" => ("a log analysis", "netcheck analyze --format json"),
+        "netcheck.report.v1" => ("a report's JSON", "netcheck report"),
+        "netcheck.doctor.v1" => ("a doctor report", "netcheck doctor --format json"),
+        "netcheck.fabric.v1" => ("a fabric measurement", "netcheck fabric --format json"),
+        "netcheck.fabric.providers.v1" => (
+            "a libfabric provider listing",
+            "netcheck fabric --list --format json",
+        ),
+        _ => return None,
+    })
+}
+
 impl RunRecord {
     /// The links between this run's ranks that their NCCL logs show, each with the transports
     /// that carried it. Both ends count: NCCL prints P2P and SHM lines on the sending side
@@ -388,6 +405,7 @@ impl RunRecord {
         Self::parse(text, origin).map(|r| vec![r])
     }
 
+    /// Parses one record; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<RunRecord> {
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::BadInput {
             what: origin.into(),
@@ -398,6 +416,17 @@ impl RunRecord {
         })?;
         match value.get("schema").and_then(|s| s.as_str()) {
             Some(RESULTS_SCHEMA) => {}
+            Some(other) if other_netcheck_file(other).is_some() => {
+                let (what, from) = other_netcheck_file(other).expect("matched");
+                return Err(Error::BadInput {
+                    what: origin.into(),
+                    message: format!("is {what} (`{other}`, from `{from}`), not a results file"),
+                    hint: Some(
+                        "pass the results.json written by `netcheck run`, `launch` or `ingest`"
+                            .into(),
+                    ),
+                });
+            }
             Some(other) => {
                 return Err(Error::BadInput {
                     what: format!("{origin}: schema"),

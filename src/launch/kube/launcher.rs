@@ -519,6 +519,6 @@ fn save(record: &RunRecord, dir: &Path) -> Result<PathBuf> {
 
 pub(super) fn say(settings: &Settings, message: &str) {
     if !settings.quiet {
-        eprintln!("{message}");
+        crate::say!("{message}");
     }
 }

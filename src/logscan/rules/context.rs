@@ -4,11 +4,34 @@
 use super::{Ctx, DEBUG_HINT, finding, first_evidence, list};
 use crate::logscan::analysis::{Finding, Severity, Transport};
 
+/// No NCCL line at all (an empty file, `</dev/null`, an empty `kubectl logs`, a log captured
+/// without NCCL_DEBUG=INFO): nothing to judge. An error, so that it never reads as a pass;
+/// `netcheck analyze` exits 2 on it (bad input: nothing to judge), not 1.
+pub fn no_nccl_lines(ctx: &Ctx, out: &mut Vec<Finding>) {
+    if ctx.facts.nccl_records > 0 {
+        return;
+    }
+    out.push(finding(
+        NO_NCCL_LINES,
+        Severity::Error,
+        "no NCCL lines at all: nothing to judge (an empty input, or a log captured without NCCL_DEBUG=INFO)".to_string(),
+        vec![],
+        Some(DEBUG_HINT.into()),
+    ));
+}
+
+/// The id of [`no_nccl_lines`]'s finding.
+pub const NO_NCCL_LINES: &str = "no-nccl-lines";
+
 pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
     if ctx.decision.inter_node != Transport::Unknown || ctx.expect.is_some() {
         return;
     }
     let facts = ctx.facts;
+    if facts.nccl_records == 0 {
+        // `no_nccl_lines` says it.
+        return;
+    }
     // A failed or hanging init explains the missing transport better (other findings).
     let init_stuck = facts.ranks.iter().any(|r| !r.open_inits.is_empty());
     if !facts.no_net_plugin.is_empty() || init_stuck {
@@ -20,12 +43,7 @@ pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
         .iter()
         .flatten()
         .find(|(t, _)| *t == Transport::Unknown);
-    let (message, evidence) = if facts.nccl_records == 0 {
-        (
-            "no NCCL_DEBUG=INFO lines found, so the transport cannot be told".to_string(),
-            vec![],
-        )
-    } else if let Some((_, e)) =
+    let (message, evidence) = if let Some((_, e)) =
         libfabric_unknown.filter(|(_, e)| e.text.contains("abric") || e.text.contains("OFI"))
     {
         (

@@ -6,6 +6,8 @@ mod context;
 mod health;
 mod network;
 
+pub use context::NO_NCCL_LINES;
+
 use super::analysis::{Evidence, Finding, Severity, Transport, Verdict};
 use super::facts::{Facts, Process};
 use super::transport::Decision;
@@ -22,6 +24,7 @@ type Rule = fn(&Ctx, &mut Vec<Finding>);
 /// Every rule, in the order its findings are most useful to read (the output is then sorted
 /// by severity, keeping this order within a severity).
 const RULES: &[Rule] = &[
+    context::no_nccl_lines,
     network::expectation,
     network::socket_fallback,
     network::mixed_transports,

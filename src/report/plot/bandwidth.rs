@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use super::style::{self, LegendEntry, Mark, font, log2, size_tick};
 use super::{DrawResult, PlotKind};
 use crate::report::Document;
-use crate::report::model::{Series, series_of, size_label};
+use crate::report::model::{Series, plot_series, series_of, size_label};
 
 /// A curve to draw, with its colour and legend text.
 pub(super) struct Curve {
@@ -221,15 +221,17 @@ where
         ));
     }
 
-    for r in &references {
+    for (i, r) in references.iter().enumerate() {
+        // Each reference its own colour, so the legend tells the crosses apart.
+        let color = REFERENCE_COLORS[i % REFERENCE_COLORS.len()];
         chart.draw_series(std::iter::once(Cross::new(
             (log2(r.bytes.0), r.busbw_gbs),
             7,
-            BLACK.stroke_width(2),
+            color.stroke_width(2),
         )))?;
         let nodes = r.nodes.map_or(String::new(), |n| format!(", {n} node(s)"));
         legend.push(LegendEntry::new(
-            BLACK,
+            color,
             Mark::Cross,
             format!(
                 "published: {} {}{nodes}: {:.0} GB/s",
@@ -242,30 +244,58 @@ where
     style::legend(&legend_area, &legend)
 }
 
+/// The colours of published reference markers, one per reference (black first).
+pub(super) const REFERENCE_COLORS: [RGBColor; 5] = [
+    RGBColor(0, 0, 0),
+    RGBColor(150, 40, 40),
+    RGBColor(30, 110, 50),
+    RGBColor(110, 50, 140),
+    RGBColor(160, 110, 0),
+];
+
 /// The runs' curves with colours: one colour per run × op × dtype, shared by both placements.
 pub(super) fn curves(doc: &Document) -> Vec<Curve> {
     let several_runs = doc.runs.len() > 1;
-    let all: Vec<(usize, Series)> = doc
-        .runs
+    let mut all: Vec<(usize, Series)> = vec![];
+    let mut failed: Vec<(usize, String, Series)> = vec![];
+    for (i, r) in doc.runs.iter().enumerate() {
+        let (passing, failing) = plot_series(&r.record);
+        all.extend(passing.into_iter().map(|s| (i, s)));
+        failed.extend(failing.into_iter().map(|(pair, s)| (i, pair, s)));
+    }
+    if all.is_empty() && failed.is_empty() {
+        return vec![];
+    }
+    let first_dtype = all
+        .first()
+        .map(|(_, s)| &s.dtype)
+        .or(failed.first().map(|(_, _, s)| &s.dtype))
+        .cloned()
+        .unwrap_or_default();
+    let several_dtypes = all
         .iter()
-        .enumerate()
-        .flat_map(|(i, r)| series_of(&r.record).into_iter().map(move |s| (i, s)))
-        .collect();
-    let several_dtypes = all.iter().any(|(_, s)| s.dtype != all[0].1.dtype);
+        .map(|(_, s)| &s.dtype)
+        .chain(failed.iter().map(|(_, _, s)| &s.dtype))
+        .any(|d| *d != first_dtype);
     let mut keys: Vec<(usize, String, String)> = Vec::new();
-    all.into_iter()
+    let mut list: Vec<Curve> = all
+        .into_iter()
         .map(|(run, series)| {
             let key = (run, series.op.clone(), series.dtype.clone());
             let index = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
                 keys.push(key);
                 keys.len() - 1
             });
-            let mut label = series.op.clone();
+            // A run named after its collective (`ingest`'s `file: all_gather`) is not followed
+            // by the op again.
+            let run_label = several_runs.then(|| doc.runs[run].label.as_str());
+            let mut label = match run_label {
+                Some(l) if l.ends_with(series.op.as_str()) => l.to_string(),
+                Some(l) => format!("{l}: {}", series.op),
+                None => series.op.clone(),
+            };
             if several_dtypes {
                 label = format!("{label} {}", series.dtype);
-            }
-            if several_runs {
-                label = format!("{}: {label}", doc.runs[run].label);
             }
             label = format!("{label}, {}", series.placement());
             Curve {
@@ -274,5 +304,101 @@ pub(super) fn curves(doc: &Document) -> Vec<Curve> {
                 label,
             }
         })
-        .collect()
+        .collect();
+    // Failed pairs apart, in the threshold's red, each named.
+    for (run, pair, series) in failed {
+        let mut label = format!("FAILED pair {pair}: {}", series.op);
+        if several_dtypes {
+            label = format!("{label} {}", series.dtype);
+        }
+        if several_runs {
+            label = format!("{}: {label}", doc.runs[run].label);
+        }
+        label = format!("{label}, {}", series.placement());
+        list.push(Curve {
+            color: style::THRESHOLD,
+            series,
+            label,
+        });
+    }
+    list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{ResultRow, Run, RunRecord, TimeStats};
+
+    fn run(label: &str, op: &str) -> Run {
+        let mut r = RunRecord::new("ingest");
+        r.label = Some(label.into());
+        r.rows = vec![ResultRow {
+            op: op.into(),
+            dtype: "float32".into(),
+            bytes: 1 << 20,
+            count: 1 << 18,
+            in_place: false,
+            redop: None,
+            iters: Some(20),
+            time_us: TimeStats {
+                mean: 10.0,
+                ..Default::default()
+            },
+            algbw_gbs: Some(1.0),
+            busbw_gbs: Some(1.0),
+            wrong: Some(0),
+            group: None,
+        }];
+        Run::new(r, "r.json")
+    }
+
+    #[test]
+    fn a_run_named_after_its_op_does_not_repeat_it_in_the_legend() {
+        let doc = Document::new(vec![
+            run("two_runs.log run 1: all_gather", "all_gather"),
+            run("nightly", "reduce_scatter"),
+        ]);
+        let labels: Vec<String> = curves(&doc).into_iter().map(|c| c.label).collect();
+        assert_eq!(
+            labels,
+            [
+                "two_runs.log run 1: all_gather, out-of-place",
+                "nightly: reduce_scatter, out-of-place"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failed_pair_is_drawn_apart_not_in_the_band() {
+        let pair = |name: &str, status: &str, busbw: f64| {
+            let mut rows = run("x", "all_gather").record.rows;
+            rows[0].busbw_gbs = Some(busbw);
+            crate::results::PairResult {
+                name: name.into(),
+                nodes: name.split('+').map(str::to_string).collect(),
+                status: status.into(),
+                message: None,
+                rows,
+                analysis: None,
+            }
+        };
+        let mut record = RunRecord::new("launch");
+        record.pairs = vec![
+            pair("a+b", "pass", 180.0),
+            pair("c+d", "pass", 190.0),
+            pair("e+f", "fail", 5.0),
+        ];
+        let doc = Document::new(vec![Run::new(record, "r.json")]);
+        let curves = curves(&doc);
+        assert_eq!(
+            curves.len(),
+            2,
+            "{:?}",
+            curves.iter().map(|c| &c.label).collect::<Vec<_>>()
+        );
+        let band = &curves[0].series.points[0];
+        assert_eq!((band.busbw_min, band.busbw_max), (Some(180.0), Some(190.0)));
+        assert_eq!(curves[1].label, "FAILED pair e+f: all_gather, out-of-place");
+        assert_eq!(curves[1].series.points[0].busbw, Some(5.0));
+    }
 }

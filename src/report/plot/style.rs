@@ -251,6 +251,8 @@ pub fn size_axis(sizes: impl Iterator<Item = u64>) -> SizeAxis {
     if lo > hi {
         (lo, hi) = (10.0, 30.0);
     }
+    // The largest measured size, a power of two or not (`-e 12G`, 1.5× sizes).
+    let largest = exponents.iter().copied().fold(f64::MIN, f64::max);
     if hi - lo < 2.0 {
         (lo, hi) = (lo - 1.0, hi + 1.0);
     }
@@ -282,7 +284,7 @@ pub fn size_axis(sizes: impl Iterator<Item = u64>) -> SizeAxis {
     }
     // The largest measured size gets a label even when the stride steps past it; it replaces
     // the previous one when the two would crowd each other.
-    if let Some(&top) = whole.last().map(|e| *e as f64).as_ref()
+    if let Some(&top) = Some(largest).filter(|t| *t > f64::MIN).as_ref()
         && ticks.last().is_some_and(|l| top > *l + 1e-9)
     {
         if ticks.len() > 1 && top - ticks[ticks.len() - 1] < stride / 2.0 {
@@ -354,7 +356,9 @@ fn threshold_span(t: &Threshold, axis: &Range<f64>) -> (f64, f64) {
 /// Axis label for a log₂ coordinate: only whole powers of two are labelled.
 pub fn size_tick(x: &f64) -> String {
     if (x - x.round()).abs() > 1e-6 {
-        return String::new();
+        // A measured size that is not a power of two (the largest one gets a tick): `12G`,
+        // `1.5K`.
+        return size_label(2f64.powf(*x).round() as u64);
     }
     size_label(2f64.powf(x.round()).round() as u64)
 }
@@ -413,6 +417,9 @@ mod tests {
         // ×2 sweep 1K..2G: the stride of 2 powers would end at 1G; 2G is labelled too.
         let odd = labels((10..=31).map(|e| 1u64 << e).collect());
         assert_eq!(odd.last().map(String::as_str), Some("2G"), "{odd:?}");
+        // Sizes that are not powers of two: the largest (12G) still gets its labelled tick.
+        let half = labels((10..=33).map(|e| (1u64 << e) / 2 * 3).collect());
+        assert_eq!(half.last().map(String::as_str), Some("12G"), "{half:?}");
         // Size 0 is not drawn at 1 byte: the axis starts at the smallest real size.
         let with_zero = size_axis([0u64, 1 << 10, 1 << 20].into_iter());
         assert!(with_zero.range.start > 9.0, "{with_zero:?}");
