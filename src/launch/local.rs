@@ -480,7 +480,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
         // provider, say) stops every rank in communicator init: that is the transport check
         // failing, whichever rank noticed first, not a hang or an infrastructure error.
         RunStatus::Failed | RunStatus::Timeout if network_failed(&record) => {
-            eprintln!("netcheck: {}", run_error(status, &progress));
+            crate::say!("netcheck: {}", run_error(status, &progress));
             Ok(Outcome::Fail)
         }
         _ => Err(run_error(status, &progress)),
