@@ -1100,7 +1100,11 @@ mod tests {
             std::fs::copy(fixtures.join(&name), dir.path().join("logs").join(&name)).unwrap();
         }
         let mut record = RunRecord::new("run");
-        record.analysis = analyse_logs(dir.path(), &BenchConfig::embedded_default(), &record.environment);
+        record.analysis = analyse_logs(
+            dir.path(),
+            &BenchConfig::embedded_default(),
+            &record.environment,
+        );
         let pids = [783, 789, 792, 795];
         for (rank, pid) in pids.into_iter().enumerate() {
             let place = layout.place(rank as u32);

@@ -137,10 +137,21 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
         efa,
         huge_off,
     ));
+    let ofi_plugin = net_plugins.resolves_to.as_ref().is_some_and(|opened| {
+        net_plugins
+            .plugins
+            .iter()
+            .any(|p| &p.path == opened && p.loads && p.version.is_some())
+    });
     let ctx = LintContext {
         efa_devices: efa,
         ib_devices: ib,
         interfaces: interfaces(paths),
+        ofi_plugin,
+        rdm_providers: libfabric_facts
+            .library
+            .is_some()
+            .then(|| libfabric_facts.rdm_providers.clone()),
     };
     checks.extend(envlint::lint(env, &ctx));
 

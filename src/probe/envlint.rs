@@ -15,6 +15,27 @@ pub struct LintContext {
     pub ib_devices: usize,
     /// Network interfaces on this host (`/sys/class/net`).
     pub interfaces: Vec<String>,
+    /// The net plugin NCCL will open here is aws-ofi-nccl, and it loads.
+    pub ofi_plugin: bool,
+    /// libfabric's RDM providers in this environment (FI_PROVIDER applied), as the OFI
+    /// plugin will see them; `None` without libfabric.
+    pub rdm_providers: Option<Vec<String>>,
+}
+
+impl LintContext {
+    /// What aws-ofi-nccl will run on: the providers libfabric offers, all of them TCP.
+    fn ofi_on_tcp_only(&self) -> Option<&[String]> {
+        let providers = self.rdm_providers.as_deref()?;
+        let tcp = |p: &String| {
+            let p = p.to_ascii_lowercase();
+            p.starts_with("tcp") || p.starts_with("sockets") || p.starts_with("udp")
+        };
+        (self.ofi_plugin
+            && self.efa_devices == 0
+            && !providers.is_empty()
+            && providers.iter().all(tcp))
+        .then_some(providers)
+    }
 }
 
 type Env = BTreeMap<String, String>;
@@ -24,6 +45,8 @@ const RULES: &[Rule] = &[
     efa_obsolete,
     rdmav,
     fi_provider,
+    ofi_on_tcp,
+    pinned_network,
     forced_protocol_or_algorithm,
     socket_ifname,
     nvls,
@@ -121,13 +144,74 @@ fn fi_provider(env: &Env, ctx: &LintContext) -> Vec<Check> {
                 .with_hint("unset FI_PROVIDER (aws-ofi-nccl selects efa itself) or set FI_PROVIDER=efa"),
         ];
     }
+    // The environment asks for EFA and there is none: what NCCL does next is TCP (the plugin
+    // finds no provider, or there is no plugin), and `run` calls that a fallback.
     if ctx.efa_devices == 0 && names == ["efa"] {
+        let next = if ctx.ofi_plugin {
+            "aws-ofi-nccl will find no provider and NCCL will fall back to TCP sockets"
+        } else {
+            "no aws-ofi-nccl plugin is found either, so NCCL will use TCP sockets"
+        };
         return vec![
-            finding("FI_PROVIDER", v, Check::warn, "asks for efa, but this host has no EFA device: the OFI plugin finds no provider and NCCL uses sockets".into())
-                .with_hint("unset it on hosts without EFA"),
+            finding("FI_PROVIDER", v, Check::fail, format!("asks for efa, but this host has no EFA device: {next}"))
+                .with_hint("run on a node with EFA (the pod requests vpc.amazonaws.com/efa, the EFA device plugin runs there), or unset FI_PROVIDER where TCP is meant"),
         ];
     }
     Vec::new()
+}
+
+/// aws-ofi-nccl where libfabric offers only TCP providers: NCCL reports `Using network
+/// Libfabric`, and the traffic is TCP inside libfabric (aws-ofi-nccl logs `Selected provider
+/// is tcp`). `run` counts it as a fallback.
+fn ofi_on_tcp(env: &Env, ctx: &LintContext) -> Vec<Check> {
+    let Some(providers) = ctx.ofi_on_tcp_only() else {
+        return Vec::new();
+    };
+    let shown = env
+        .get("FI_PROVIDER")
+        .cloned()
+        .unwrap_or_else(|| "(unset)".into());
+    vec![
+        finding("FI_PROVIDER", &shown, Check::fail, format!(
+            "aws-ofi-nccl will run on libfabric's {} provider here (no EFA device): NCCL will say `Libfabric`, and its traffic is TCP",
+            providers.join(", ")
+        ))
+        .with_hint("run on a node with EFA, or remove the plugin (or set NCCL_NET=Socket) where TCP is meant"),
+    ]
+}
+
+/// `NCCL_NET` pins a network that cannot initialise here: NCCL fails communicator init with
+/// `Failed to initialize any NET plugin` (plugin/net.cc) instead of falling back.
+fn pinned_network(env: &Env, ctx: &LintContext) -> Vec<Check> {
+    let Some(v) = env.get("NCCL_NET") else {
+        return Vec::new();
+    };
+    let net = v.trim().to_ascii_lowercase();
+    let why = if net.contains("libfabric") || net == "ofi" {
+        if !ctx.ofi_plugin {
+            Some("no aws-ofi-nccl plugin is found".to_string())
+        } else if ctx.rdm_providers.as_ref().is_some_and(Vec::is_empty) {
+            Some(format!(
+                "libfabric offers the plugin no provider{}",
+                env.get("FI_PROVIDER")
+                    .map(|p| format!(" for FI_PROVIDER={p}"))
+                    .unwrap_or_default()
+            ))
+        } else {
+            None
+        }
+    } else if net == "ib" && ctx.ib_devices == 0 {
+        Some("this host has no InfiniBand/RoCE device".into())
+    } else {
+        None
+    };
+    let Some(why) = why else { return Vec::new() };
+    vec![
+        finding("NCCL_NET", v, Check::fail, format!(
+            "pins NCCL's network, but {why}: NCCL will fail communicator init (`Failed to initialize any NET plugin`)"
+        ))
+        .with_hint("run on a node with the device, or fix the plugin / FI_PROVIDER; unset NCCL_NET to let NCCL fall back (netcheck then reports the fallback)"),
+    ]
 }
 
 fn forced_protocol_or_algorithm(env: &Env, _: &LintContext) -> Vec<Check> {
@@ -313,8 +397,8 @@ mod tests {
     fn efa_node() -> LintContext {
         LintContext {
             efa_devices: 4,
-            ib_devices: 0,
             interfaces: ifaces(),
+            ..Default::default()
         }
     }
 
@@ -383,11 +467,78 @@ mod tests {
         };
         assert_eq!(
             ids(&lint(&env(&[("FI_PROVIDER", "efa")]), &no_efa))[0],
-            ("env.FI_PROVIDER".into(), Status::Warn)
+            ("env.FI_PROVIDER".into(), Status::Fail)
         );
         assert_eq!(
             ids(&lint(&env(&[("FI_PROVIDER", "tcp")]), &no_efa))[0].0,
             "env"
+        );
+    }
+
+    /// The aws-ofi-nccl matrix on the GPU host (docs/ofi-matrix.md): what doctor says in
+    /// each environment agrees with what NCCL did next.
+    #[test]
+    fn the_ofi_plugin_without_efa_as_nccl_then_behaves() {
+        let host = |providers: &[&str]| LintContext {
+            interfaces: ifaces(),
+            ofi_plugin: true,
+            rdm_providers: Some(providers.iter().map(|p| p.to_string()).collect()),
+            ..Default::default()
+        };
+        // FI_PROVIDER=tcp or unset: the plugin runs on tcp (`Using network Libfabric`).
+        let checks = lint(
+            &env(&[("FI_PROVIDER", "tcp")]),
+            &host(&["tcp", "tcp;ofi_rxm"]),
+        );
+        assert_eq!(ids(&checks), vec![("env.FI_PROVIDER".into(), Status::Fail)]);
+        assert!(
+            checks[0].summary.contains("tcp, tcp;ofi_rxm"),
+            "{}",
+            checks[0].summary
+        );
+        assert_eq!(
+            ids(&lint(&env(&[]), &host(&["tcp"]))),
+            vec![("env.FI_PROVIDER".into(), Status::Fail)]
+        );
+        // NCCL_NET pinned to the plugin with no provider: init fails.
+        let pinned = lint(
+            &env(&[("NCCL_NET", "AWS Libfabric"), ("FI_PROVIDER", "efa")]),
+            &host(&[]),
+        );
+        assert!(
+            ids(&pinned).contains(&("env.NCCL_NET".into(), Status::Fail)),
+            "{pinned:?}"
+        );
+        // Pinned with a tcp provider: it initialises (on TCP), no init failure predicted.
+        let tcp = lint(&env(&[("NCCL_NET", "Libfabric")]), &host(&["tcp"]));
+        assert!(
+            !ids(&tcp).iter().any(|(id, _)| id == "env.NCCL_NET"),
+            "{tcp:?}"
+        );
+        // Pinned without any plugin, and IB pinned without IB devices.
+        let none = LintContext {
+            interfaces: ifaces(),
+            ..Default::default()
+        };
+        assert!(
+            ids(&lint(&env(&[("NCCL_NET", "Libfabric")]), &none))
+                .contains(&("env.NCCL_NET".into(), Status::Fail))
+        );
+        assert!(
+            ids(&lint(&env(&[("NCCL_NET", "IB")]), &none))
+                .contains(&("env.NCCL_NET".into(), Status::Fail))
+        );
+        // On an EFA node, the efa provider: nothing to say.
+        let efa = LintContext {
+            efa_devices: 4,
+            ofi_plugin: true,
+            rdm_providers: Some(vec!["efa".into()]),
+            interfaces: ifaces(),
+            ..Default::default()
+        };
+        assert_eq!(
+            ids(&lint(&env(&[("FI_PROVIDER", "efa")]), &efa)),
+            vec![("env".into(), Status::Ok)]
         );
     }
 
