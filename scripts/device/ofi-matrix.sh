@@ -3,8 +3,8 @@
 # and aws-ofi-nccl from their release tarballs, then runs two simulated nodes sharing the GPU in
 # every environment an EFA user meets (the DLC's FI_PROVIDER=efa, libfabric's tcp provider, a
 # pinned NCCL_NET, NCCL_NET_PLUGIN by name and by path, the DLC's NCCL_SOCKET_IFNAME, no plugin)
-# and checks netcheck's verdict and exit code in each. `doctor` and `check` run in each
-# environment too. One line per case, as one-gpu.sh prints.
+# and checks netcheck's verdict and exit code in each: `run`, `doctor` and `check` must all give
+# the case's exit code (they agree with what NCCL did). One line per case, as one-gpu.sh prints.
 # Usage (repository root): ofi-matrix.sh OUTDIR
 # Env: NETCHECK (binary, default target/release/netcheck), PEERS (folder with
 #   libfabric-2.6.0.tar.gz and aws-ofi-nccl-1.21.1.tar.gz; default ../shared/peers),
@@ -74,7 +74,8 @@ print("\t".join([str(a.get("inter_node_transport")), str(a.get("socket_fallback"
 EOF
 )
   IFS=$'\t' read -r tr fb nets peak <<< "$facts"
-  local ok=ok; [ "$rc" = "$want" ] || ok=MISMATCH
+  # run, doctor and check must agree with what NCCL did: the same exit code in every case.
+  local ok=ok; [ "$rc" = "$want" ] && [ "$drc" = "$want" ] && [ "$crc" = "$want" ] || ok=MISMATCH
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$rc" "$want" "$tr" "$fb" "$nets" "$arc" "$drc" "$crc" "$peak" "$(( $(date +%s) - t0 ))" >> "$RESULTS"
   printf '%-22s run=%-3s (want %-3s %-8s) transport=%-8s fallback=%-5s networks=%-10s analyze=%s doctor=%s check=%s peak=%s GB/s\n' \
     "$name" "$rc" "$want" "$ok" "$tr" "$fb" "$nets" "$arc" "$drc" "$crc" "$peak" | tee -a "$out/summary.txt"

@@ -23,18 +23,25 @@ pub struct LintContext {
 }
 
 impl LintContext {
-    /// What aws-ofi-nccl will run on: the providers libfabric offers, all of them TCP.
-    fn ofi_on_tcp_only(&self) -> Option<&[String]> {
+    /// What aws-ofi-nccl will run on when libfabric's network providers are all TCP/UDP (the
+    /// shared-memory ones, shm and sm2, cannot reach another host and are not picked).
+    fn ofi_on_tcp_only(&self) -> Option<Vec<&str>> {
         let providers = self.rdm_providers.as_deref()?;
-        let tcp = |p: &String| {
+        let local = |p: &str| {
+            let p = p.to_ascii_lowercase();
+            p.starts_with("shm") || p.starts_with("sm2")
+        };
+        let tcp = |p: &&str| {
             let p = p.to_ascii_lowercase();
             p.starts_with("tcp") || p.starts_with("sockets") || p.starts_with("udp")
         };
-        (self.ofi_plugin
-            && self.efa_devices == 0
-            && !providers.is_empty()
-            && providers.iter().all(tcp))
-        .then_some(providers)
+        let network: Vec<&str> = providers
+            .iter()
+            .map(String::as_str)
+            .filter(|p| !local(p))
+            .collect();
+        (self.ofi_plugin && self.efa_devices == 0 && !network.is_empty() && network.iter().all(tcp))
+            .then_some(network)
     }
 }
 
@@ -496,10 +503,11 @@ mod tests {
             "{}",
             checks[0].summary
         );
-        assert_eq!(
-            ids(&lint(&env(&[]), &host(&["tcp"]))),
-            vec![("env.FI_PROVIDER".into(), Status::Fail)]
-        );
+        // Unset, as the matrix's host listed them: shm and sm2 do not leave the host.
+        let all = ["tcp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm", "sockets", "sm2"];
+        let unset = lint(&env(&[]), &host(&all));
+        assert_eq!(ids(&unset), vec![("env.FI_PROVIDER".into(), Status::Fail)]);
+        assert!(!unset[0].summary.contains("shm"), "{}", unset[0].summary);
         // NCCL_NET pinned to the plugin with no provider: init fails.
         let pinned = lint(
             &env(&[("NCCL_NET", "AWS Libfabric"), ("FI_PROVIDER", "efa")]),
