@@ -397,17 +397,7 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
     // Work out how the run ended.
     let failed = !progress.failures.is_empty();
     if status == RunStatus::Complete && failed {
-        // A rank that stopped on an error of its own leaves its peers waiting on it: their
-        // "peer gone" reports follow from it, so the run failed rather than hung.
-        let own_error = progress
-            .failures
-            .iter()
-            .any(|f| !f.hang && f.rank.is_some());
-        status = if progress.failures.iter().any(|f| f.hang) && !own_error {
-            RunStatus::Timeout
-        } else {
-            RunStatus::Failed
-        };
+        status = ended_as(&progress.failures);
     }
     record.status = status;
     record.finished_at = Some(now_rfc3339());
@@ -484,6 +474,18 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             Ok(Outcome::Fail)
         }
         _ => Err(run_error(status, &progress)),
+    }
+}
+
+/// How a run with failures ended. A rank that stopped on an error of its own leaves its peers
+/// waiting on it: their "peer gone" reports follow from it, so the run failed (4) rather than
+/// hung (124). Only hangs with no such error (a rank killed or frozen) are a timeout.
+fn ended_as(failures: &[Failure]) -> RunStatus {
+    let own_error = failures.iter().any(|f| !f.hang && f.rank.is_some());
+    if failures.iter().any(|f| f.hang) && !own_error {
+        RunStatus::Timeout
+    } else {
+        RunStatus::Failed
     }
 }
 
@@ -1043,6 +1045,30 @@ impl LogTail {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_peer_gone_after_a_ranks_own_error_is_a_failure_not_a_hang() {
+        let f = |rank, hang| super::Failure {
+            rank: Some(rank),
+            hang,
+            message: String::new(),
+        };
+        // The aws-ofi-nccl matrix's pinned network: rank 0's NCCL error, rank 1 lost it.
+        assert_eq!(
+            super::ended_as(&[f(0, false), f(1, true)]),
+            super::RunStatus::Failed
+        );
+        assert_eq!(
+            super::ended_as(&[f(1, true), f(0, false)]),
+            super::RunStatus::Failed
+        );
+        // A rank killed by a signal, its peer waiting: a hang.
+        assert_eq!(
+            super::ended_as(&[f(1, true), f(0, true)]),
+            super::RunStatus::Timeout
+        );
+        assert_eq!(super::ended_as(&[f(0, false)]), super::RunStatus::Failed);
+    }
+
     use super::*;
 
     fn out_with_log(fixture: &str) -> tempfile::TempDir {
