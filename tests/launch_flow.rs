@@ -49,6 +49,7 @@ fn settings(out: &Path, nodes: &[&str]) -> Settings {
             deadline_secs: 1800,
             ttl_secs: Some(600),
             service_account: None,
+            image_opts: Default::default(),
         },
         limits: Limits {
             schedule: Duration::from_millis(60),
