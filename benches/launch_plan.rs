@@ -66,6 +66,7 @@ fn objects(nodes: usize) -> usize {
         deadline_secs: 1620,
         ttl_secs: Some(600),
         service_account: None,
+        image_opts: Default::default(),
     };
     let mut planner = Planner::new(Mode::Pairs, pools(nodes, 1), None);
     let round = planner.next_round().unwrap();

@@ -34,6 +34,9 @@ use serde_json::{Value, json};
 pub const START: &str = "netcheck-test/start";
 /// Annotation holding the exit code kwok ends the pod with.
 pub const EXIT: &str = "netcheck-test/exit";
+/// Annotation holding the digest kwok reports as the container's `imageID` (a kubelet reports
+/// the one it pulled).
+pub const IMAGE_ID: &str = "netcheck-test/image-id";
 /// Label on every fake node of a test: the test's namespace.
 pub const NS_LABEL: &str = "netcheck-test/ns";
 /// The API server's version, as `scripts/kube-testenv.sh` builds it.
@@ -285,9 +288,25 @@ spec:
       - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
       - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Ready}
       - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: ContainersReady}
+      {{ $id := index .metadata.annotations "netcheck-test/image-id" }}
+      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - image: {{ .image | Quote }}
+        imageID: ""
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: 0
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+      {{ end }}
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ if $id }}{{ $id | Quote }}{{ else }}""{{ end }}
         name: {{ .name | Quote }}
         ready: true
         restartCount: 0
@@ -323,12 +342,14 @@ spec:
     statusTemplate: |
       {{ $now := Now }}
       {{ $code := index .metadata.annotations "netcheck-test/exit" }}
+      {{ $id := index .metadata.annotations "netcheck-test/image-id" }}
       conditions:
       - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: Ready}
       - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: ContainersReady}
       containerStatuses:
       {{ range .spec.containers }}
       - image: {{ .image | Quote }}
+        imageID: {{ if $id }}{{ $id | Quote }}{{ else }}""{{ end }}
         name: {{ .name | Quote }}
         ready: false
         restartCount: 0
@@ -907,8 +928,18 @@ impl TestNs {
             .collect()
     }
 
-    /// Plays `script` for every pod of the namespace until dropped.
+    /// Plays `script` for every pod of the namespace until dropped; every pod reports one
+    /// digest per image reference as its `imageID`.
     pub fn run_pods(&self, script: impl Fn(&PodCtx) -> Act + Send + Sync + 'static) -> Pods {
+        self.run_pods_with_images(script, |ctx: &PodCtx| fake_digest(&ctx.image))
+    }
+
+    /// As `run_pods`, with the `imageID` of each pod's benchmark container from `image_id`.
+    pub fn run_pods_with_images(
+        &self,
+        script: impl Fn(&PodCtx) -> Act + Send + Sync + 'static,
+        image_id: impl Fn(&PodCtx) -> String + Send + Sync + 'static,
+    ) -> Pods {
         let (client, ns) = (self.client.clone(), self.name.clone());
         let dir = self.cluster.root.join("podlogs").join(&self.name);
         std::fs::create_dir_all(&dir).unwrap();
@@ -940,6 +971,12 @@ impl TestNs {
                     handled.insert(name.clone());
                     let annotations = pod.metadata.annotations.clone().unwrap_or_default();
                     let ctx = PodCtx {
+                        image: pod
+                            .spec
+                            .as_ref()
+                            .and_then(|s| s.containers.first())
+                            .and_then(|c| c.image.clone())
+                            .unwrap_or_default(),
                         node: node.clone(),
                         index: annotations
                             .get("batch.kubernetes.io/job-completion-index")
@@ -951,6 +988,7 @@ impl TestNs {
                             .unwrap_or_default(),
                     };
                     let act = script(&ctx);
+                    let digest = image_id(&ctx);
                     record.lock().unwrap().push(ctx);
                     let file = dir.join(format!("{name}.log"));
                     std::fs::write(&file, cri_log(act.log())).unwrap();
@@ -965,12 +1003,10 @@ impl TestNs {
                         eprintln!("kube-testenv: Logs for {name}: {e}");
                     }
                     let annotate = |key: &str, value: String| json!({"metadata": {"annotations": {key: value}}});
+                    let start =
+                        json!({"metadata": {"annotations": {START: "true", IMAGE_ID: digest}}});
                     let _ = pods
-                        .patch(
-                            &name,
-                            &PatchParams::default(),
-                            &Patch::Merge(annotate(START, "true".into())),
-                        )
+                        .patch(&name, &PatchParams::default(), &Patch::Merge(start))
                         .await;
                     if let Act::Exit { code, after, .. } = act {
                         let (pods, name) = (pods.clone(), name.clone());
@@ -990,9 +1026,31 @@ impl TestNs {
     }
 }
 
+/// A digest for an image reference, as a kubelet reports it: `<repository>@sha256:<64 hex>`
+/// (the same reference always gets the same digest).
+pub fn fake_digest(image: &str) -> String {
+    let repository = image
+        .rsplit_once(':')
+        .filter(|(_, tag)| !tag.contains('/'))
+        .map_or(image, |(repo, _)| repo);
+    // FNV-1a, stretched to 32 bytes: a stable stand-in, not a content hash.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let hex: String = (0..4)
+        .map(|round| {
+            for b in image.bytes().chain([round as u8]) {
+                h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+            }
+            format!("{h:016x}")
+        })
+        .collect();
+    format!("{repository}@sha256:{hex}")
+}
+
 /// A pod the script is asked about.
 #[derive(Debug, Clone)]
 pub struct PodCtx {
+    /// Its benchmark container's image (`--image`).
+    pub image: String,
     pub node: String,
     /// Its node rank (Job completion index).
     pub index: usize,

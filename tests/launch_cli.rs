@@ -93,7 +93,7 @@ fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
 fn usage_errors_say_what_to_pass() {
     let cases: &[(&[&str], &str)] = &[
         (&["launch", "--image", "x"], "--nodes a,b,... or --selector"),
-        (&["launch", "--nodes", "a,b"], "deploy/Dockerfile"),
+        (&["launch", "--nodes", "a,b"], "--netcheck-image"),
         (
             &["launch", "--nodes", "a", "--image", "x"],
             "at least two nodes",
@@ -419,6 +419,7 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         deadline_secs: 60,
         ttl_secs: None,
         service_account: None,
+        image_opts: Default::default(),
     };
     let group = GroupSpec {
         seq: 1,
@@ -435,16 +436,14 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
     };
     let job = manifest::group_job(&spec, &group, None);
     let container = &job.spec.unwrap().template.spec.unwrap().containers[0];
-    assert_eq!(
-        container.command.as_deref(),
-        Some(&["netcheck".to_string()][..])
-    );
+    // Through the image's entrypoint (the default): no command, netcheck first in the args.
+    assert_eq!(container.command, None);
+    let argv = container.args.clone().unwrap();
+    assert_eq!(argv[0], "netcheck");
     let dir = tempfile::tempdir().unwrap();
-    let args: Vec<String> = container
-        .args
-        .clone()
-        .unwrap()
-        .into_iter()
+    let args: Vec<String> = argv[1..]
+        .iter()
+        .cloned()
         .map(|a| match a.as_str() {
             "$(NODE_RANK)" => "1".to_string(),
             "/results" => dir.path().display().to_string(),

@@ -49,6 +49,7 @@ fn settings(out: &Path, nodes: &[&str]) -> Settings {
             deadline_secs: 1800,
             ttl_secs: Some(600),
             service_account: None,
+            image_opts: Default::default(),
         },
         limits: Limits {
             schedule: Duration::from_millis(60),
@@ -217,10 +218,13 @@ async fn the_objects_follow_the_worker_contract() {
     let pod = &job["spec"]["template"]["spec"];
     assert_eq!(pod["subdomain"], "netcheck-t1-g1");
     let c = &pod["containers"][0];
+    // Through the image's entrypoint (the default): no command, netcheck leads the args.
+    assert!(c.get("command").is_none(), "{c}");
     let args = container_args(c);
     assert_eq!(
-        args[..11],
+        args[..12],
         [
+            "netcheck",
             "run",
             "--nnodes",
             "2",
@@ -653,7 +657,7 @@ async fn ring_and_full_modes() {
     let job = &fake.created("jobs")[0];
     assert_eq!(job["spec"]["completions"], 4);
     let args = job["spec"]["template"]["spec"]["containers"][0]["args"].clone();
-    assert_eq!(args[2], "4", "--nnodes 4");
+    assert_eq!(args[3], "4", "--nnodes 4");
     assert_eq!(report.conclusion(), Conclusion::Pass);
 }
 

@@ -15,6 +15,10 @@ use crate::kube_env::{Act, FakeNode, PodCtx, TestNs, cluster};
 use crate::util::fixture;
 
 const IMAGE: &str = "registry.example.com/netcheck:test";
+/// The small image `--netcheck-image` copies netcheck from (deploy/Dockerfile.netcheck).
+const NETCHECK_IMAGE: &str = "registry.example.com/netcheck-bin:test";
+/// A training image that does not hold netcheck.
+const TRAINING_IMAGE: &str = "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1";
 
 /// What a `launch` run left.
 struct Launched {
@@ -69,7 +73,7 @@ fn launch_cmd(
     let mut cmd = tokio::process::Command::new(netcheck_bin());
     cmd.args(["launch", "--kubeconfig"])
         .arg(kubeconfig)
-        .args(["-n", &ns.name, "--image", IMAGE, "--out"])
+        .args(["-n", &ns.name, "--out"])
         .arg(out)
         .args(extra)
         .env_remove("KUBECONFIG")
@@ -86,6 +90,9 @@ fn launch_cmd(
         if !extra.contains(&flag) {
             cmd.args([flag, value]);
         }
+    }
+    if !extra.contains(&"--image") {
+        cmd.args(["--image", IMAGE]);
     }
     if !extra.contains(&"--nodes") {
         cmd.args(["--selector", &ns.selector()]);
@@ -199,6 +206,33 @@ async fn dry_run_output_passes_server_side_validation() {
             "default",
             "--image-pull-policy",
             "IfNotPresent",
+        ],
+        // The user's training image, netcheck injected by an init container, through the
+        // image's entrypoint (the default).
+        &[
+            "--gpus-per-node",
+            "8",
+            "--efa-per-node",
+            "32",
+            "--netcheck-image",
+            NETCHECK_IMAGE,
+            "--image-pull-secret",
+            "regcred",
+            "--image-pull-secret",
+            "ecr-pull",
+        ],
+        // Non-root and read-only, entrypoint bypassed, IPC_LOCK still added.
+        &[
+            "--gpus-per-node",
+            "8",
+            "--netcheck-image",
+            NETCHECK_IMAGE,
+            "--entrypoint",
+            "bypass",
+            "--run-as-non-root",
+            "--run-as-user",
+            "1000",
+            "--read-only-root-fs",
         ],
     ];
     for extra in variants {
@@ -922,5 +956,241 @@ async fn pod_security_baseline_refuses_ipc_lock_and_no_ipc_lock_runs() {
     assert_nothing_left(&ns, &run).await;
     let run = launch(&ns, &cluster.kubeconfig, &["--no-ipc-lock"]).await;
     assert_eq!(run.code, Some(0), "{run}");
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// The pods of a kept run, as the API server stores them.
+fn kept_pods(ns: &TestNs, run: &str) -> Vec<Value> {
+    let out = ns
+        .cluster
+        .kubectl()
+        .args(["get", "pods", "-n", &ns.name, "-o", "json", "-l"])
+        .arg(format!("netcheck.io/run={run}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    list["items"].as_array().unwrap().clone()
+}
+
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect()
+}
+
+/// Issue 23: the user's own training image, netcheck injected from a small image by an init
+/// container through a shared emptyDir, in a namespace enforcing the `restricted` Pod Security
+/// level. Without the non-root flags the real Pod Security admission refuses the pods and the
+/// run names `--run-as-non-root`; with them (non-root user, read-only root, an image-pull
+/// secret, no IPC_LOCK) the pods are admitted, scheduled one per node, and the pair passes.
+/// The pods the API server stored carry the init container, the volume, the args through the
+/// image's entrypoint, and the security settings; results.json records each node's image and
+/// the digest its "kubelet" (kwok) reported.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_injected_non_root_pod_passes_restricted_pod_security() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("inject").await;
+    let out = cluster
+        .kubectl()
+        .args(["label", "namespace", &ns.name])
+        .arg("pod-security.kubernetes.io/enforce=restricted")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A real docker-registry Secret (the API server checks its .dockerconfigjson).
+    let auth = r#"{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}"#;
+    cluster.apply(
+        &serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "regcred", "namespace": ns.name},
+            "type": "kubernetes.io/dockerconfigjson",
+            "stringData": {".dockerconfigjson": auth}})
+        .to_string(),
+    );
+    let nodes = ns.add_nodes(&p5_nodes(2)).await;
+    let pods = ns.run_pods(all_pass);
+    let inject = [
+        "--image",
+        TRAINING_IMAGE,
+        "--netcheck-image",
+        NETCHECK_IMAGE,
+        "--image-pull-secret",
+        "regcred",
+        "--no-ipc-lock",
+    ];
+
+    // Root by default: refused by the restricted level, and the flag that fixes it is named.
+    let run = launch(&ns, &cluster.kubeconfig, &inject).await;
+    assert_eq!(run.code, Some(4), "{run}");
+    assert!(run.stderr.contains("the Job created 0 of 2 pods"), "{run}");
+    assert!(run.stderr.contains("restricted"), "{run}");
+    assert!(run.stderr.contains("run with --run-as-non-root"), "{run}");
+    assert_nothing_left(&ns, &run).await;
+
+    let mut extra = inject.to_vec();
+    extra.extend([
+        "--run-as-non-root",
+        "--run-as-user",
+        "1000",
+        "--read-only-root-fs",
+        "--keep",
+        "--run-id",
+        "inject1",
+    ]);
+    let run = launch(&ns, &cluster.kubeconfig, &extra).await;
+    assert_eq!(run.code, Some(0), "{run}");
+    for n in &nodes {
+        assert_eq!(run.verdict(n), "pass", "{run}");
+    }
+    let placed: std::collections::BTreeSet<String> =
+        pods.seen().into_iter().map(|p| p.node).collect();
+    assert_eq!(placed.len(), 2, "one pod per node: {placed:?}");
+
+    let stored = kept_pods(&ns, "inject1");
+    assert_eq!(stored.len(), 2);
+    for pod in &stored {
+        let spec = &pod["spec"];
+        assert!(spec["nodeName"].is_string(), "scheduled: {pod}");
+        let init = &spec["initContainers"][0];
+        assert_eq!(init["name"], "netcheck-install");
+        assert_eq!(init["image"], NETCHECK_IMAGE);
+        assert!(
+            strs(&init["command"])
+                .join(" ")
+                .contains("cp /usr/local/bin/netcheck /opt/netcheck/netcheck"),
+            "{init}"
+        );
+        let main = &spec["containers"][0];
+        assert_eq!(main["image"], TRAINING_IMAGE);
+        // Through the image's entrypoint: no command; the injected binary leads the args.
+        assert!(main.get("command").is_none(), "{main}");
+        assert_eq!(&strs(&main["args"])[..2], ["/opt/netcheck/netcheck", "run"]);
+        let shared = spec["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "netcheck-bin")
+            .expect("the shared volume");
+        assert!(shared["emptyDir"].is_object(), "{shared}");
+        assert_eq!(spec["imagePullSecrets"][0]["name"], "regcred");
+        assert_eq!(spec["securityContext"]["runAsNonRoot"], true);
+        assert_eq!(spec["securityContext"]["runAsUser"], 1000);
+        for c in [init, main] {
+            assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true, "{c}");
+            assert_eq!(c["securityContext"]["allowPrivilegeEscalation"], false);
+        }
+        // Writable where netcheck writes: --out, /dev/shm, /tmp (and the init container's
+        // copy target); the injected binary is mounted read-only.
+        let mounts: BTreeMap<&str, bool> = main["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["mountPath"].as_str().unwrap(),
+                    m["readOnly"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect();
+        for path in ["/results", "/dev/shm", "/tmp"] {
+            assert_eq!(mounts.get(path), Some(&false), "{path}: {mounts:?}");
+        }
+        assert_eq!(mounts.get("/opt/netcheck"), Some(&true), "{mounts:?}");
+        assert_eq!(init["volumeMounts"][0]["readOnly"].as_bool(), None);
+    }
+    let results = run.results();
+    for host in results["hosts"].as_array().unwrap() {
+        assert_eq!(host["image"], TRAINING_IMAGE, "{host}");
+        assert_eq!(
+            host["image_id"].as_str(),
+            Some(crate::kube_env::fake_digest(TRAINING_IMAGE).as_str()),
+            "{host}"
+        );
+    }
+    let how = run
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("remove them with: ")
+                .map(|(_, c)| c.to_string())
+        })
+        .unwrap_or_else(|| panic!("no removal command\n{run}"));
+    let words: Vec<&str> = how.split_whitespace().collect();
+    let out = cluster.kubectl().args(&words[1..]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 23: each node's pod records the digest its kubelet pulled; when the nodes of a run
+/// ran different digests of the same image reference (a moved tag, stale caches), the run
+/// says so and results.json carries the finding and each host's digest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_that_ran_different_digests_are_a_finding() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("digest").await;
+    let nodes = ns.add_nodes(&p5_nodes(4)).await;
+    let odd = nodes[3].clone();
+    let odd_s = odd.clone();
+    let _pods = ns.run_pods_with_images(all_pass, move |ctx: &PodCtx| {
+        if ctx.node == odd_s {
+            format!("{TRAINING_IMAGE}@sha256:{}", "b".repeat(64))
+        } else {
+            format!("{TRAINING_IMAGE}@sha256:{}", "a".repeat(64))
+        }
+    });
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &[
+            "--image",
+            TRAINING_IMAGE,
+            "--netcheck-image",
+            NETCHECK_IMAGE,
+        ],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run}");
+    let expected = format!(
+        "sha256:{} on {}, {}, {}; sha256:{} on {odd}",
+        "a".repeat(64),
+        nodes[0],
+        nodes[1],
+        nodes[2],
+        "b".repeat(64)
+    );
+    assert!(
+        run.stderr.contains("note: the nodes ran different digests"),
+        "{run}"
+    );
+    assert!(run.stderr.contains(&expected), "{expected}\n{run}");
+    let results = run.results();
+    let errors: Vec<&str> = strs(&results["errors"]);
+    assert!(errors.iter().any(|e| e.contains(&expected)), "{errors:?}");
+    let odd_host = results["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["node"] == odd.as_str())
+        .unwrap();
+    assert!(
+        odd_host["image_id"]
+            .as_str()
+            .unwrap()
+            .ends_with(&"b".repeat(64)),
+        "{odd_host}"
+    );
     assert_nothing_left(&ns, &run).await;
 }

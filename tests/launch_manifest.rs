@@ -32,6 +32,7 @@ fn spec() -> RunSpec {
         deadline_secs: 1620,
         ttl_secs: Some(600),
         service_account: None,
+        image_opts: Default::default(),
     }
 }
 
@@ -325,5 +326,176 @@ fn rbac_grants_exactly_what_the_launcher_needs() {
     assert!(
         extra.is_empty(),
         "deploy/rbac.yaml grants more than needed: {extra:?}"
+    );
+}
+
+/// The pods' container and the pod spec of a group's Job, as JSON.
+fn pod_of(spec: &RunSpec) -> serde_json::Value {
+    let job = serde_json::to_value(manifest::group_job(spec, &p5_pair(), None)).unwrap();
+    job["spec"]["template"]["spec"].clone()
+}
+
+fn strings(v: &serde_json::Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect()
+}
+
+/// By default the pods start through the image's ENTRYPOINT: `args` only, netcheck first (the
+/// kubelet then runs ENTRYPOINT + args, or args alone where the image has no ENTRYPOINT);
+/// `--entrypoint bypass` sets `command` as before.
+#[test]
+fn the_image_entrypoint_is_kept_unless_bypassed() {
+    let pod = pod_of(&spec());
+    let c = &pod["containers"][0];
+    assert!(c.get("command").is_none(), "{c}");
+    let args = strings(&c["args"]);
+    assert_eq!(&args[..2], ["netcheck", "run"]);
+    assert!(pod.get("initContainers").is_none());
+
+    let mut bypass = spec();
+    bypass.image_opts.entrypoint = manifest::Entrypoint::Bypass;
+    let pod = pod_of(&bypass);
+    let c = &pod["containers"][0];
+    assert_eq!(strings(&c["command"]), ["netcheck"]);
+    assert_eq!(strings(&c["args"])[0], "run");
+}
+
+/// `--netcheck-image`: an init container copies netcheck from the small image into an
+/// emptyDir that the benchmark container (the training image) mounts read-only and runs it
+/// from, through the image's entrypoint or not.
+#[test]
+fn netcheck_is_injected_through_an_init_container_and_a_shared_empty_dir() {
+    let mut s = spec();
+    s.image = "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1".into();
+    s.image_opts.netcheck_image = Some("registry.example.com/netcheck:0.1.0".into());
+    let pod = pod_of(&s);
+    let init = &pod["initContainers"][0];
+    assert_eq!(init["name"], manifest::INIT_CONTAINER);
+    assert_eq!(init["image"], "registry.example.com/netcheck:0.1.0");
+    let script = strings(&init["command"]).join(" ");
+    assert!(
+        script.contains(&format!(
+            "cp {} {}",
+            manifest::NETCHECK_IMAGE_BINARY,
+            manifest::INJECTED_BINARY
+        )) && script.contains(&format!("chmod 0755 {}", manifest::INJECTED_BINARY)),
+        "{script}"
+    );
+    assert_eq!(init["volumeMounts"][0]["mountPath"], manifest::INJECT_DIR);
+    assert!(init["volumeMounts"][0].get("readOnly").is_none());
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == init["volumeMounts"][0]["name"])
+        .expect("the shared volume");
+    assert!(volume["emptyDir"].is_object(), "{volume}");
+
+    let c = &pod["containers"][0];
+    assert_eq!(c["image"], s.image.as_str());
+    assert!(c.get("command").is_none());
+    assert_eq!(
+        &strings(&c["args"])[..2],
+        [manifest::INJECTED_BINARY, "run"]
+    );
+    let mount = c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == volume["name"])
+        .expect("the benchmark container mounts the shared volume");
+    assert_eq!(mount["mountPath"], manifest::INJECT_DIR);
+    assert_eq!(mount["readOnly"], true);
+    assert!(manifest::INJECTED_BINARY.starts_with(&format!("{}/", manifest::INJECT_DIR)));
+
+    s.image_opts.entrypoint = manifest::Entrypoint::Bypass;
+    let c = &pod_of(&s)["containers"][0];
+    assert_eq!(strings(&c["command"]), [manifest::INJECTED_BINARY]);
+}
+
+/// Non-root and read-only images: the pod runs as a non-root user with nothing to escalate,
+/// every container's root filesystem is read-only, and every place netcheck writes (its --out
+/// folder, /dev/shm, /tmp, the shared folder the init container fills) is a writable volume.
+#[test]
+fn non_root_read_only_pods_write_only_to_volumes() {
+    let mut s = spec();
+    s.ipc_lock = false;
+    s.image_opts = manifest::ImageOptions {
+        netcheck_image: Some("registry.example.com/netcheck:0.1.0".into()),
+        pull_secrets: vec!["regcred".into(), "ecr".into()],
+        run_as_non_root: true,
+        run_as_user: Some(1000),
+        read_only_root: true,
+        ..Default::default()
+    };
+    let pod = pod_of(&s);
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(pod["securityContext"]["runAsUser"], 1000);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    assert_eq!(
+        pod["imagePullSecrets"],
+        serde_json::json!([{"name": "regcred"}, {"name": "ecr"}])
+    );
+    let volumes: Vec<&str> = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    for c in [&pod["initContainers"][0], &pod["containers"][0]] {
+        let sc = &c["securityContext"];
+        assert_eq!(sc["readOnlyRootFilesystem"], true, "{c}");
+        assert_eq!(sc["allowPrivilegeEscalation"], false, "{c}");
+        assert_eq!(strings(&sc["capabilities"]["drop"]), ["ALL"]);
+        assert!(sc["capabilities"].get("add").is_none(), "{sc}");
+        for m in c["volumeMounts"].as_array().unwrap() {
+            assert!(volumes.contains(&m["name"].as_str().unwrap()), "{m}");
+        }
+    }
+    let c = &pod["containers"][0];
+    let writable: Vec<&str> = c["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m.get("readOnly").is_none())
+        .map(|m| m["mountPath"].as_str().unwrap())
+        .collect();
+    let args = strings(&c["args"]);
+    let out = args[args.iter().position(|a| *a == "--out").unwrap() + 1];
+    for path in [out, "/dev/shm", "/tmp"] {
+        assert!(
+            writable.contains(&path),
+            "{path} not writable: {writable:?}"
+        );
+    }
+    // IPC_LOCK stays added (and ALL dropped) when asked for.
+    s.ipc_lock = true;
+    let sc = &pod_of(&s)["containers"][0]["securityContext"];
+    assert_eq!(strings(&sc["capabilities"]["add"]), ["IPC_LOCK"]);
+    let init = &pod_of(&s)["initContainers"][0]["securityContext"];
+    assert!(init["capabilities"].get("add").is_none(), "{init}");
+}
+
+#[test]
+fn golden_injected_non_root_pair() {
+    let mut s = spec();
+    s.image = "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1".into();
+    s.image_opts = manifest::ImageOptions {
+        netcheck_image: Some("123456789012.dkr.ecr.us-west-2.amazonaws.com/netcheck:0.1.0".into()),
+        pull_secrets: vec!["regcred".into()],
+        run_as_non_root: true,
+        run_as_user: Some(1000),
+        read_only_root: true,
+        ..Default::default()
+    };
+    check_golden(
+        "injected-non-root.yaml",
+        &manifest::to_yaml(&manifest::group_job(&s, &p5_pair(), None)),
     );
 }

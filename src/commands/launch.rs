@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::config::{BenchConfig, ByteSize, SweepFlags, parse_duration};
 use crate::error::{Error, Outcome, Result};
 use crate::launch::kube::launcher::Settings;
-use crate::launch::kube::manifest::{RunSpec, Shm, nccl_net_for};
+use crate::launch::kube::manifest::{Entrypoint, ImageOptions, RunSpec, Shm, nccl_net_for};
 use crate::launch::kube::nodes::{
     Requirements, default_tolerations, parse_quantity, parse_toleration,
 };
@@ -36,9 +36,19 @@ pub struct Args {
     /// pairs: disjoint pairs in rounds; ring: every pair; full: one communicator over all nodes.
     #[arg(long, default_value = "pairs", value_parser = ["pairs", "ring", "full"])]
     pub mode: String,
-    /// Container image holding the netcheck binary and NCCL (see deploy/Dockerfile).
+    /// The image the benchmark runs in: your training image (with --netcheck-image), or one
+    /// that holds netcheck on its PATH. NCCL, CUDA and libfabric come from it.
     #[arg(long)]
     pub image: Option<String>,
+    /// Small image holding netcheck at /usr/local/bin/netcheck (deploy/Dockerfile.netcheck);
+    /// an init container copies it into the pods, so --image needs no rebuild. Default: none,
+    /// --image itself holds netcheck.
+    #[arg(long, value_name = "IMAGE")]
+    pub netcheck_image: Option<String>,
+    /// keep: start through the image's own ENTRYPOINT (it gets netcheck's command line as
+    /// arguments; AWS's DLCs set up CUDA forward compatibility there); bypass: replace it.
+    #[arg(long, default_value = "keep", value_parser = ["keep", "bypass"])]
+    pub entrypoint: String,
     /// GPUs per node to request (default: the node's allocatable nvidia.com/gpu).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::flags::int::<u32>(1, None))]
     pub gpus_per_node: Option<u32>,
@@ -150,6 +160,22 @@ pub struct Args {
     /// Image pull policy (Always, IfNotPresent, Never).
     #[arg(long, value_parser = ["Always", "IfNotPresent", "Never"], help_heading = "Pods")]
     pub image_pull_policy: Option<String>,
+    /// Secret for pulling the images (the pods' imagePullSecrets); repeatable.
+    #[arg(long, value_name = "NAME", help_heading = "Pods")]
+    pub image_pull_secret: Vec<String>,
+    /// Run as a non-root user: runAsNonRoot, no privilege escalation, capabilities dropped
+    /// (IPC_LOCK kept unless --no-ipc-lock), the runtime's default seccomp profile. With
+    /// --no-ipc-lock this meets the `restricted` Pod Security level.
+    #[arg(long, help_heading = "Pods")]
+    pub run_as_non_root: bool,
+    /// The pods' user id (runAsUser); needed with --run-as-non-root when the image's USER is a
+    /// name or root.
+    #[arg(long, value_name = "UID", help_heading = "Pods")]
+    pub run_as_user: Option<i64>,
+    /// Read-only root filesystem for the containers (/tmp becomes an emptyDir; netcheck writes
+    /// only there, in /results and /dev/shm).
+    #[arg(long, help_heading = "Pods")]
+    pub read_only_root_fs: bool,
 
     /// Shuffle round-1 pairing with this seed (default: neighbours by name).
     #[arg(long, allow_negative_numbers = true, value_parser = crate::flags::int::<u64>(0, None))]
@@ -273,10 +299,12 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
     )?;
     let image = args.image.clone().ok_or_else(|| {
         usage(
-            "--image is required: the pods run netcheck from it",
-            "build deploy/Dockerfile, push it where the cluster can pull it, and pass --image REF",
+            "--image is required: the image the benchmark runs in (your training image)",
+            "pass --image REF, and --netcheck-image REF to bring netcheck into it \
+             (deploy/Dockerfile.netcheck builds that small image; docs/launch.md)",
         )
     })?;
+    let image_opts = image_options(args)?;
     let mode = Mode::parse(&args.mode).expect("clap checked the mode");
     let duration = |flag: &str, value: &str| {
         parse_duration(value).map_err(|e| usage(&format!("--{flag}: {e}"), "e.g. 90s, 10m, 1h"))
@@ -411,6 +439,7 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
             deadline_secs: deadline.as_secs() as i64,
             ttl_secs: (!args.keep).then_some(600),
             service_account: args.service_account.clone(),
+            image_opts,
         },
         limits: Limits {
             schedule: schedule_timeout,
@@ -435,6 +464,48 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
         namespace: args.namespace.clone(),
     };
     Ok((settings, connect))
+}
+
+/// `--netcheck-image`, `--entrypoint`, `--image-pull-secret` and the non-root flags.
+fn image_options(args: &Args) -> Result<ImageOptions> {
+    if let Some(image) = &args.netcheck_image
+        && image.trim().is_empty()
+    {
+        return Err(usage(
+            "--netcheck-image is empty",
+            "name the image holding netcheck, e.g. --netcheck-image REGISTRY/netcheck:0.1.0",
+        ));
+    }
+    for secret in &args.image_pull_secret {
+        if !names::is_dns1123_subdomain(secret) {
+            return Err(usage(
+                &format!("--image-pull-secret `{secret}` is not a valid Secret name"),
+                "lowercase letters, digits, `-` and `.`, e.g. --image-pull-secret regcred",
+            ));
+        }
+    }
+    if let Some(uid) = args.run_as_user
+        && !(0..=i64::from(i32::MAX)).contains(&uid)
+    {
+        return Err(usage(
+            &format!("--run-as-user {uid} is not a user id"),
+            "e.g. --run-as-user 1000",
+        ));
+    }
+    if args.run_as_non_root && args.run_as_user == Some(0) {
+        return Err(usage(
+            "--run-as-non-root with --run-as-user 0: user 0 is root",
+            "pick a non-zero user id, e.g. --run-as-user 1000",
+        ));
+    }
+    Ok(ImageOptions {
+        netcheck_image: args.netcheck_image.clone(),
+        entrypoint: Entrypoint::parse(&args.entrypoint).expect("clap checked --entrypoint"),
+        pull_secrets: args.image_pull_secret.clone(),
+        run_as_non_root: args.run_as_non_root,
+        run_as_user: args.run_as_user,
+        read_only_root: args.read_only_root_fs,
+    })
 }
 
 fn dry_run(args: &Args, settings: &Settings) -> Result<Outcome> {

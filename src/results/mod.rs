@@ -151,6 +151,12 @@ pub struct HostInfo {
     pub node: Option<String>,
     #[serde(default)]
     pub instance_type: Option<String>,
+    /// `launch`: the image the node's pod ran (`--image`, as the pod spec names it) and the
+    /// digest the kubelet pulled for it (`status.containerStatuses[].imageID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -42,6 +42,88 @@ pub struct Judged {
     /// `--fabric-check` reports by node: each other node's `NETCHECK_FABRIC` line (its
     /// ping-pong against rank 0's node, which measures nothing itself).
     pub fabric: BTreeMap<String, serde_json::Value>,
+    /// The image each node's pod ran and the digest its kubelet pulled (set by the watcher
+    /// from the pods' status, not by `judge`).
+    pub images: BTreeMap<String, PodImage>,
+}
+
+/// The benchmark container's image in one pod: the reference the pod spec names and the
+/// digest the kubelet reports (`imageID`, e.g. `registry/repo@sha256:…`; empty until pulled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodImage {
+    pub image: String,
+    pub image_id: Option<String>,
+}
+
+/// The benchmark container's image and pulled digest, from a pod the API server returned.
+pub fn pod_image(pod: &k8s_openapi::api::core::v1::Pod) -> Option<PodImage> {
+    let container = super::names::CONTAINER;
+    let spec_image = pod
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)
+        .and_then(|c| c.image.clone());
+    let status = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.name == container));
+    let image = spec_image.or_else(|| status.map(|c| c.image.clone()))?;
+    let image_id = status
+        .map(|c| c.image_id.clone())
+        .filter(|id| !id.is_empty());
+    Some(PodImage { image, image_id })
+}
+
+/// The digest part of an imageID (`…@sha256:…` → `sha256:…`; anything else as it is).
+fn digest(image_id: &str) -> &str {
+    image_id
+        .rsplit_once('@')
+        .map_or(image_id, |(_, digest)| digest)
+}
+
+/// A finding when the pods of one image reference ran different digests (a tag moved during
+/// the run, or nodes had different copies cached): their results are not of the same image.
+pub fn image_finding(judged: &[Judged]) -> Option<String> {
+    // image → digest → nodes
+    let mut seen: BTreeMap<&str, BTreeMap<&str, std::collections::BTreeSet<&str>>> =
+        BTreeMap::new();
+    for j in judged {
+        for (node, img) in &j.images {
+            if let Some(id) = &img.image_id {
+                seen.entry(img.image.as_str())
+                    .or_default()
+                    .entry(digest(id))
+                    .or_default()
+                    .insert(node.as_str());
+            }
+        }
+    }
+    let differing: Vec<String> = seen
+        .iter()
+        .filter(|(_, digests)| digests.len() > 1)
+        .map(|(image, digests)| {
+            let parts: Vec<String> = digests
+                .iter()
+                .map(|(d, nodes)| {
+                    format!(
+                        "{d} on {}",
+                        nodes.iter().copied().collect::<Vec<_>>().join(", ")
+                    )
+                })
+                .collect();
+            format!("{image}: {}", parts.join("; "))
+        })
+        .collect();
+    (!differing.is_empty()).then(|| {
+        format!(
+            "the nodes ran different digests of the same image ({}): results may differ by \
+             image, not by node; pin the image by digest (--image REPO@sha256:...)",
+            differing.join(" | ")
+        )
+    })
 }
 
 /// The line every other node prints with its counter delta (`netcheck run`).
@@ -167,6 +249,7 @@ pub fn judge(
         record: good_record,
         counters,
         fabric,
+        images: BTreeMap::new(),
     }
 }
 
@@ -206,6 +289,20 @@ fn pod_security_hint(warnings: &[String]) -> String {
     }
     if w.contains("hostPath") {
         fixes.push("a memory-backed /dev/shm (--shm-size 16Gi instead of host)");
+    }
+    // The `restricted` level's demands, all met by --run-as-non-root.
+    if [
+        "runAsNonRoot",
+        "allowPrivilegeEscalation",
+        "seccompProfile",
+        "unrestricted capabilities",
+    ]
+    .iter()
+    .any(|k| w.contains(k))
+    {
+        fixes.push(
+            "--run-as-non-root (and --run-as-user UID if the image's user is root or a name)",
+        );
     }
     if fixes.is_empty() {
         return String::new();
@@ -373,6 +470,10 @@ pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
     record.status = summary.status;
     record.label = Some(summary.label);
     record.environment = summary.environment;
+    let images: BTreeMap<&str, &PodImage> = judged
+        .iter()
+        .flat_map(|j| j.images.iter().map(|(n, i)| (n.as_str(), i)))
+        .collect();
     record.hosts = summary
         .nodes
         .iter()
@@ -380,6 +481,8 @@ pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
             hostname: n.name.clone(),
             node: Some(n.name.clone()),
             instance_type: n.instance_type.clone(),
+            image: images.get(n.name.as_str()).map(|i| i.image.clone()),
+            image_id: images.get(n.name.as_str()).and_then(|i| i.image_id.clone()),
             ..Default::default()
         })
         .collect();
@@ -419,6 +522,7 @@ pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
         record.fabric = Some(serde_json::json!({ "nodes": fabric }));
     }
     record.errors = summary.errors;
+    record.errors.extend(image_finding(judged));
     record
         .errors
         .extend(judged.iter().filter(|j| j.pair.status != PASS).map(|j| {
@@ -569,6 +673,97 @@ mod tests {
         assert_eq!(fabric["nodes"]["node-1"]["verdict"], "pass");
         assert_eq!(fabric["nodes"]["node-3"]["schema"], "netcheck.fabric.v1");
         assert!(fabric["nodes"].get("node-0").is_none());
+    }
+
+    #[test]
+    fn images_land_in_hosts_and_different_digests_are_a_finding() {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "netcheck", "image": "train:1"}]},
+            "status": {"containerStatuses": [{"name": "netcheck", "image": "docker.io/library/train:1",
+                "imageID": "docker.io/library/train@sha256:aaaa", "ready": true, "restartCount": 0}]}
+        }))
+        .unwrap();
+        // The reference as the pod spec names it, the digest as the kubelet reports it.
+        let a = pod_image(&pod).unwrap();
+        assert_eq!(a.image, "train:1");
+        assert_eq!(
+            a.image_id.as_deref(),
+            Some("docker.io/library/train@sha256:aaaa")
+        );
+        let b = PodImage {
+            image: "train:1".into(),
+            image_id: Some("docker.io/library/train@sha256:bbbb".into()),
+        };
+        let group = |nodes: [&str; 2], images: [&PodImage; 2]| {
+            let logs = BTreeMap::from([(0, record_line(20.0))]);
+            let names: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
+            let mut j = judge(
+                &names,
+                &Finish::Exited,
+                &[pod_view(0), pod_view(1)],
+                &logs,
+                &[],
+            );
+            j.images = names.into_iter().zip(images.into_iter().cloned()).collect();
+            j
+        };
+        let node = |name: &str| NodeInfo {
+            name: name.into(),
+            instance_type: Some("p5.48xlarge".into()),
+            zone: None,
+            gpus: 8,
+            efa: 32,
+            hugepages_2mi_bytes: 0,
+            memory_bytes: 0,
+            gpus_in_use: None,
+        };
+        let nodes = [node("n1"), node("n2"), node("n3"), node("n4")];
+        let summary = || RunSummary {
+            started_at: "t".into(),
+            status: RunStatus::Complete,
+            label: "l".into(),
+            nodes: &nodes,
+            verdicts: &[],
+            ineligible: &[],
+            environment: BTreeMap::new(),
+            errors: vec![],
+        };
+        let same = [group(["n1", "n2"], [&a, &a]), group(["n3", "n4"], [&a, &a])];
+        assert_eq!(image_finding(&same), None);
+        let record = merge(summary(), &same);
+        assert_eq!(record.hosts[2].image.as_deref(), Some("train:1"));
+        assert_eq!(
+            record.hosts[2].image_id.as_deref(),
+            Some("docker.io/library/train@sha256:aaaa")
+        );
+        assert!(record.errors.is_empty(), "{:?}", record.errors);
+
+        let mixed = [group(["n1", "n2"], [&a, &a]), group(["n3", "n4"], [&a, &b])];
+        let record = merge(summary(), &mixed);
+        let finding = record
+            .errors
+            .iter()
+            .find(|e| e.contains("different digests"))
+            .expect("a finding");
+        assert!(
+            finding.contains("train:1: sha256:aaaa on n1, n2, n3; sha256:bbbb on n4"),
+            "{finding}"
+        );
+        assert_eq!(
+            record.hosts[3].image_id.as_deref(),
+            Some("docker.io/library/train@sha256:bbbb")
+        );
+        // A pod not pulled yet (no digest) is no evidence of a difference.
+        let unpulled = PodImage {
+            image: "train:1".into(),
+            image_id: None,
+        };
+        assert_eq!(image_finding(&[group(["n1", "n2"], [&a, &unpulled])]), None);
+    }
+
+    fn pod_view(index: usize) -> PodView {
+        pod(index, 0, "Completed")
     }
 
     #[test]
@@ -745,6 +940,9 @@ mod pod_security {
             hint.contains("--no-ipc-lock and a memory-backed /dev/shm"),
             "{hint}"
         );
+        let restricted = r#"FailedCreate: Error creating: pods "x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "netcheck-install", "netcheck" must set securityContext.allowPrivilegeEscalation=false), unrestricted capabilities (containers "netcheck-install", "netcheck" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or containers "netcheck-install", "netcheck" must set securityContext.runAsNonRoot=true), seccompProfile (pod or containers "netcheck-install", "netcheck" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")"#;
+        let hint = pod_security_hint(&[restricted.into()]);
+        assert!(hint.ends_with("run with --run-as-non-root (and --run-as-user UID if the image's user is root or a name)"), "{hint}");
         // Other refusals (quota, webhooks) get no Pod Security advice.
         assert_eq!(
             pod_security_hint(&["FailedCreate: exceeded quota: gpu".into()]),

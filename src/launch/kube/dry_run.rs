@@ -72,15 +72,36 @@ pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token:
     };
     format!(
         "# netcheck launch --dry-run: run {run}, mode {mode}, round 1 ({groups} group(s)); {later}.\n\
+         # {startup}\n\
          # Apply:  kubectl apply -f -\n\
          # Remove: kubectl delete -n {ns} configmap,secret,job,service -l {selector}\n\
          # Without the launcher nothing collects results: read them with kubectl logs.\n\
          {sitting_out}---\n{body}",
         run = spec.run,
+        startup = startup_line(spec),
         mode = settings.mode.as_str(),
         groups = groups.len(),
         ns = spec.namespace,
         selector = names::run_selector(&spec.run),
         body = docs.join("---\n"),
     )
+}
+
+/// How the pods get netcheck and start it, in words, for the header.
+fn startup_line(spec: &manifest::RunSpec) -> String {
+    use manifest::Entrypoint;
+    let from = match &spec.image_opts.netcheck_image {
+        Some(image) => format!(
+            "netcheck: copied from {image} by init container {} into {}, run in {}",
+            manifest::INIT_CONTAINER,
+            manifest::INJECT_DIR,
+            spec.image
+        ),
+        None => format!("netcheck: from {}'s PATH (no --netcheck-image)", spec.image),
+    };
+    let start = match spec.image_opts.entrypoint {
+        Entrypoint::Keep => "through the image's own ENTRYPOINT (--entrypoint keep: args only)",
+        Entrypoint::Bypass => "replacing the image's ENTRYPOINT (--entrypoint bypass)",
+    };
+    format!("{from}, started {start}")
 }

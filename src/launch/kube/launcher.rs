@@ -355,6 +355,10 @@ async fn run(
         ));
     }
     let all: Vec<Judged> = finished.into_iter().map(|(_, j)| j).collect();
+    // collect::merge records it in errors[]; said here as it is found.
+    if let Some(finding) = collect::image_finding(&all) {
+        say(settings, &format!("note: {finding}"));
+    }
     let record = collect::merge(
         RunSummary {
             started_at: started_at.to_string(),
@@ -446,6 +450,8 @@ fn plan_json(settings: &Settings, pools: &[(Pool, PodResources)]) -> String {
         "mode": settings.mode.as_str(),
         "seed": settings.seed,
         "image": settings.spec.image,
+        "netcheck_image": settings.spec.image_opts.netcheck_image,
+        "entrypoint": settings.spec.image_opts.entrypoint.as_str(),
         "started_at": crate::results::now_rfc3339(),
         "pools": pools,
     })

@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, ConfigMap, Container, EmptyDirVolumeSource, EnvVar, EnvVarSource,
-    HostPathVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    ObjectFieldSelector, PodAffinityTerm, PodAntiAffinity, PodSpec, PodTemplateSpec,
-    ResourceRequirements, Secret, SecretKeySelector, SecurityContext, Service, ServicePort,
-    ServiceSpec, Toleration, Volume, VolumeMount,
+    HostPathVolumeSource, LocalObjectReference, NodeAffinity, NodeSelector,
+    NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector, PodAffinityTerm,
+    PodAntiAffinity, PodSecurityContext, PodSpec, PodTemplateSpec, ResourceRequirements,
+    SeccompProfile, Secret, SecretKeySelector, SecurityContext, Service, ServicePort, ServiceSpec,
+    Toleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
@@ -55,7 +56,69 @@ pub struct RunSpec {
     /// Job `ttlSecondsAfterFinished`: removes finished groups if the launcher dies (None: keep).
     pub ttl_secs: Option<i32>,
     pub service_account: Option<String>,
+    /// Where netcheck comes from in the pods and how it starts; pull secrets; non-root.
+    pub image_opts: ImageOptions,
 }
+
+/// How the pods get netcheck and start it, and what the images need from the pod.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageOptions {
+    /// `--netcheck-image`: a small image holding netcheck at [`NETCHECK_IMAGE_BINARY`]; an init
+    /// container copies it into a shared emptyDir, so `--image` can be any training image.
+    /// None: `--image` itself holds `netcheck` on its PATH (the image of deploy/Dockerfile).
+    pub netcheck_image: Option<String>,
+    pub entrypoint: Entrypoint,
+    /// `--image-pull-secret`: the pod's `imagePullSecrets`, for both images.
+    pub pull_secrets: Vec<String>,
+    /// `--run-as-non-root`: `runAsNonRoot`, no privilege escalation, capabilities dropped (but
+    /// IPC_LOCK unless `--no-ipc-lock`), the runtime's default seccomp profile.
+    pub run_as_non_root: bool,
+    /// `--run-as-user`: the pod's `runAsUser` (images whose USER is a name need one for
+    /// `runAsNonRoot`: the kubelet cannot tell whether a name is root).
+    pub run_as_user: Option<i64>,
+    /// `--read-only-root-fs`: `readOnlyRootFilesystem` on every container; `/tmp` becomes an
+    /// emptyDir (netcheck itself writes only under `--out`, an emptyDir already).
+    pub read_only_root: bool,
+}
+
+/// Whether the pods start through the image's own ENTRYPOINT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Entrypoint {
+    /// Only `args` is set (netcheck's path first), so the image's ENTRYPOINT runs and is handed
+    /// the command: images like AWS's deep-learning containers turn on CUDA forward
+    /// compatibility there. An image without ENTRYPOINT runs the args as the command.
+    #[default]
+    Keep,
+    /// `command` is set to netcheck, replacing the image's ENTRYPOINT (for entrypoints that do
+    /// not hand their arguments on).
+    Bypass,
+}
+
+impl Entrypoint {
+    pub fn parse(s: &str) -> Option<Entrypoint> {
+        match s {
+            "keep" => Some(Entrypoint::Keep),
+            "bypass" => Some(Entrypoint::Bypass),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Entrypoint::Keep => "keep",
+            Entrypoint::Bypass => "bypass",
+        }
+    }
+}
+
+/// Where the netcheck binary is in the `--netcheck-image` image (deploy/Dockerfile.netcheck).
+pub const NETCHECK_IMAGE_BINARY: &str = "/usr/local/bin/netcheck";
+/// The shared emptyDir the init container copies netcheck into, as the pods mount it.
+pub const INJECT_DIR: &str = "/opt/netcheck";
+/// The injected binary as the benchmark container runs it.
+pub const INJECTED_BINARY: &str = "/opt/netcheck/netcheck";
+/// The init container that copies netcheck into [`INJECT_DIR`].
+pub const INIT_CONTAINER: &str = "netcheck-install";
 
 /// `/dev/shm` for NCCL: memory-backed emptyDir of a size (counted in the memory request),
 /// or the host's (as AWS's samples do).
@@ -260,15 +323,153 @@ fn pod_spec(spec: &RunSpec, group: &GroupSpec, name: &str) -> PodSpec {
         affinity: Some(affinity(spec, group)),
         tolerations: Some(spec.tolerations.clone()),
         containers: vec![container(spec, group, name)],
-        volumes: Some(vec![
-            shm_volume,
-            Volume {
-                name: "results".into(),
-                empty_dir: Some(EmptyDirVolumeSource::default()),
-                ..Default::default()
-            },
-        ]),
+        init_containers: install_container(spec).map(|c| vec![c]),
+        image_pull_secrets: image_pull_secrets(spec),
+        security_context: pod_security_context(spec),
+        volumes: Some(
+            [
+                shm_volume,
+                Volume {
+                    name: "results".into(),
+                    empty_dir: Some(EmptyDirVolumeSource::default()),
+                    ..Default::default()
+                },
+            ]
+            .into_iter()
+            .chain(extra_volumes(spec))
+            .collect(),
+        ),
         ..Default::default()
+    }
+}
+
+/// The init container of `--netcheck-image`: copies netcheck into the shared emptyDir and makes
+/// it executable (the image needs `sh`, `cp` and `chmod`, as busybox has them).
+fn install_container(spec: &RunSpec) -> Option<Container> {
+    let image = spec.image_opts.netcheck_image.as_ref()?;
+    Some(Container {
+        name: INIT_CONTAINER.into(),
+        image: Some(image.clone()),
+        image_pull_policy: spec.image_pull_policy.clone(),
+        command: Some(vec![
+            "sh".into(),
+            "-c".into(),
+            format!("cp {NETCHECK_IMAGE_BINARY} {INJECTED_BINARY} && chmod 0755 {INJECTED_BINARY}"),
+        ]),
+        security_context: container_security_context(spec, false),
+        termination_message_policy: Some("FallbackToLogsOnError".into()),
+        volume_mounts: Some(vec![VolumeMount {
+            name: "netcheck-bin".into(),
+            mount_path: INJECT_DIR.into(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    })
+}
+
+fn image_pull_secrets(spec: &RunSpec) -> Option<Vec<LocalObjectReference>> {
+    let secrets = &spec.image_opts.pull_secrets;
+    (!secrets.is_empty()).then(|| {
+        secrets
+            .iter()
+            .map(|s| LocalObjectReference { name: s.clone() })
+            .collect()
+    })
+}
+
+fn pod_security_context(spec: &RunSpec) -> Option<PodSecurityContext> {
+    let o = &spec.image_opts;
+    if !o.run_as_non_root && o.run_as_user.is_none() {
+        return None;
+    }
+    Some(PodSecurityContext {
+        run_as_non_root: o.run_as_non_root.then_some(true),
+        run_as_user: o.run_as_user,
+        seccomp_profile: o.run_as_non_root.then(|| SeccompProfile {
+            type_: "RuntimeDefault".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    })
+}
+
+/// The container's securityContext: CAP_IPC_LOCK for the benchmark (`with_ipc_lock`), and what
+/// `--run-as-non-root` and `--read-only-root-fs` ask for.
+fn container_security_context(spec: &RunSpec, with_ipc_lock: bool) -> Option<SecurityContext> {
+    let o = &spec.image_opts;
+    let ipc_lock = with_ipc_lock && spec.ipc_lock;
+    if !ipc_lock && !o.run_as_non_root && !o.read_only_root {
+        return None;
+    }
+    let add = ipc_lock.then(|| vec!["IPC_LOCK".to_string()]);
+    let drop = o.run_as_non_root.then(|| vec!["ALL".to_string()]);
+    Some(SecurityContext {
+        capabilities: (add.is_some() || drop.is_some()).then_some(Capabilities { add, drop }),
+        allow_privilege_escalation: o.run_as_non_root.then_some(false),
+        read_only_root_filesystem: o.read_only_root.then_some(true),
+        ..Default::default()
+    })
+}
+
+/// The emptyDirs besides `/dev/shm` and `/results`: netcheck's own folder for the init
+/// container to fill, and `/tmp` under a read-only root.
+fn extra_volumes(spec: &RunSpec) -> Vec<Volume> {
+    let empty = |name: &str| Volume {
+        name: name.into(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Default::default()
+    };
+    let mut volumes = vec![];
+    if spec.image_opts.netcheck_image.is_some() {
+        volumes.push(empty("netcheck-bin"));
+    }
+    if spec.image_opts.read_only_root {
+        volumes.push(empty("tmp"));
+    }
+    volumes
+}
+
+fn extra_mounts(spec: &RunSpec) -> Vec<VolumeMount> {
+    let mut mounts = vec![];
+    if spec.image_opts.netcheck_image.is_some() {
+        mounts.push(VolumeMount {
+            name: "netcheck-bin".into(),
+            mount_path: INJECT_DIR.into(),
+            read_only: Some(true),
+            ..Default::default()
+        });
+    }
+    if spec.image_opts.read_only_root {
+        mounts.push(VolumeMount {
+            name: "tmp".into(),
+            mount_path: "/tmp".into(),
+            ..Default::default()
+        });
+    }
+    mounts
+}
+
+/// The netcheck the benchmark container runs: the injected copy, or the image's own on PATH.
+pub fn netcheck_binary(spec: &RunSpec) -> &'static str {
+    if spec.image_opts.netcheck_image.is_some() {
+        INJECTED_BINARY
+    } else {
+        "netcheck"
+    }
+}
+
+/// The benchmark container's `command` and `args`. Through the image's entrypoint (`Keep`):
+/// no command, the binary first in args; `Bypass`: the binary is the command.
+pub fn command_and_args(
+    spec: &RunSpec,
+    group: &GroupSpec,
+    name: &str,
+) -> (Option<Vec<String>>, Vec<String>) {
+    let binary = netcheck_binary(spec).to_string();
+    let args = worker_args(spec, group, name);
+    match spec.image_opts.entrypoint {
+        Entrypoint::Keep => (None, std::iter::once(binary).chain(args).collect()),
+        Entrypoint::Bypass => (Some(vec![binary]), args),
     }
 }
 
@@ -420,12 +621,13 @@ fn container(spec: &RunSpec, group: &GroupSpec, name: &str) -> Container {
             Quantity(format_quantity(r.hugepages_bytes)),
         );
     }
+    let (command, args) = command_and_args(spec, group, name);
     Container {
         name: names::CONTAINER.into(),
         image: Some(spec.image.clone()),
         image_pull_policy: spec.image_pull_policy.clone(),
-        command: Some(vec!["netcheck".into()]),
-        args: Some(worker_args(spec, group, name)),
+        command,
+        args: Some(args),
         env: Some(env),
         ports: Some(
             ports(spec)
@@ -443,26 +645,25 @@ fn container(spec: &RunSpec, group: &GroupSpec, name: &str) -> Container {
             requests: Some(amounts),
             ..Default::default()
         }),
-        security_context: spec.ipc_lock.then(|| SecurityContext {
-            capabilities: Some(Capabilities {
-                add: Some(vec!["IPC_LOCK".into()]),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
+        security_context: container_security_context(spec, true),
         termination_message_policy: Some("FallbackToLogsOnError".into()),
-        volume_mounts: Some(vec![
-            VolumeMount {
-                name: "shm".into(),
-                mount_path: "/dev/shm".into(),
-                ..Default::default()
-            },
-            VolumeMount {
-                name: "results".into(),
-                mount_path: RESULTS_DIR.into(),
-                ..Default::default()
-            },
-        ]),
+        volume_mounts: Some(
+            [
+                VolumeMount {
+                    name: "shm".into(),
+                    mount_path: "/dev/shm".into(),
+                    ..Default::default()
+                },
+                VolumeMount {
+                    name: "results".into(),
+                    mount_path: RESULTS_DIR.into(),
+                    ..Default::default()
+                },
+            ]
+            .into_iter()
+            .chain(extra_mounts(spec))
+            .collect(),
+        ),
         ..Default::default()
     }
 }

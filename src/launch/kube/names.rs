@@ -97,6 +97,12 @@ pub fn is_dns1123_label(s: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
+/// A DNS-1123 subdomain (the names of Secrets and most objects): at most 253 characters,
+/// DNS-1123 labels joined by dots.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns1123_label)
+}
+
 /// A label value: at most 63 of `A-Za-z0-9-_.`, alphanumeric at both ends (or empty).
 pub fn is_label_value(s: &str) -> bool {
     let b = s.as_bytes();
@@ -145,5 +151,8 @@ mod tests {
         assert!(!is_label_value("-x"));
         assert!(!is_dns1123_label("ip-10-0-0-1.ec2.internal"));
         assert!(is_dns1123_label("a-1"));
+        assert!(is_dns1123_subdomain("ecr-regcred.v2"));
+        assert!(!is_dns1123_subdomain("Regcred"));
+        assert!(!is_dns1123_subdomain("a..b"));
     }
 }

@@ -17,7 +17,12 @@ const FATAL_WAITING: &[&str] = &[
     "CreateContainerConfigError",
     "CreateContainerError",
     "RunContainerError",
+    INIT_FAILED,
 ];
+
+/// The waiting reason a pod gets here when its init container (`--netcheck-image`) failed: the
+/// benchmark container never starts, and the Job controller does not retry.
+pub const INIT_FAILED: &str = "Init:Error";
 
 /// After one pod of a group fails, how long the others get to exit (the Job controller stops
 /// them) before the group is closed with what is known.
@@ -88,7 +93,50 @@ impl PodView {
     }
 }
 
+/// A failed or stuck init container (the one copying netcheck in), as the phase of the pod:
+/// pull errors keep their reason (fatal as for the main image); an exit other than 0 is
+/// [`INIT_FAILED`]. `None` while it runs or once it completed.
+fn init_phase(pod: &Pod) -> Option<PodPhase> {
+    let statuses = pod.status.as_ref()?.init_container_statuses.as_ref()?;
+    statuses.iter().find_map(|c| {
+        let state = c.state.as_ref()?;
+        let who = format!("init container {} (image {})", c.name, c.image);
+        if let Some(t) = state.terminated.as_ref().filter(|t| t.exit_code != 0) {
+            let why = [t.reason.as_deref(), t.message.as_deref()]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(": ");
+            return Some(PodPhase::Starting {
+                reason: INIT_FAILED.into(),
+                message: format!(
+                    "{who} exited {}{}; the --netcheck-image must hold {} and sh, cp, chmod",
+                    t.exit_code,
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({why})")
+                    },
+                    super::manifest::NETCHECK_IMAGE_BINARY
+                ),
+            });
+        }
+        let w = state.waiting.as_ref()?;
+        let reason = w.reason.clone().unwrap_or_default();
+        FATAL_WAITING
+            .contains(&reason.as_str())
+            .then(|| PodPhase::Starting {
+                message: format!("{who}: {}", w.message.clone().unwrap_or_default()),
+                reason,
+            })
+    })
+}
+
 fn phase(pod: &Pod) -> PodPhase {
+    if let Some(init) = init_phase(pod) {
+        return init;
+    }
     let status = pod.status.clone().unwrap_or_default();
     let container = status
         .container_statuses
@@ -407,6 +455,60 @@ mod tests {
             t.update(&running[..1], t0, &LIMITS),
             Some(Finish::Broken { .. })
         ));
+    }
+
+    #[test]
+    fn a_failed_init_container_breaks_the_group_and_says_why() {
+        let pod = |init: serde_json::Value| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "p", "annotations": {"batch.kubernetes.io/job-completion-index": "0"}},
+                "spec": {"nodeName": "n0", "containers": []},
+                "status": {"phase": "Pending",
+                    "initContainerStatuses": [{
+                        "name": "netcheck-install", "image": "reg/netcheck:1", "imageID": "",
+                        "ready": false, "restartCount": 0, "state": init}],
+                    "containerStatuses": [{
+                        "name": "netcheck", "image": "train:1", "imageID": "", "ready": false,
+                        "restartCount": 0, "state": {"waiting": {"reason": "PodInitializing"}}}]}
+            }))
+            .unwrap()
+        };
+        // The copy failed (a netcheck image without /usr/local/bin/netcheck).
+        let failed = PodView::from_pod(&pod(serde_json::json!(
+            {"terminated": {"exitCode": 1, "reason": "Error",
+                            "message": "cp: can't stat '/usr/local/bin/netcheck'"}})));
+        let PodPhase::Starting { reason, message } = &failed.phase else {
+            panic!("{failed:?}")
+        };
+        assert_eq!(reason, INIT_FAILED);
+        assert!(
+            message.contains("netcheck-install (image reg/netcheck:1) exited 1"),
+            "{message}"
+        );
+        assert!(message.contains("can't stat"), "{message}");
+        let mut t = Tracker::new(1, Instant::now());
+        assert!(matches!(
+            t.update(&[failed], Instant::now(), &LIMITS),
+            Some(Finish::Broken { .. })
+        ));
+        // Its image cannot be pulled: the pull error, naming the init container.
+        let pull = PodView::from_pod(&pod(serde_json::json!(
+            {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}})));
+        assert!(
+            matches!(&pull.phase, PodPhase::Starting { reason, message }
+                if reason == "ImagePullBackOff" && message.starts_with("init container netcheck-install")),
+            "{pull:?}"
+        );
+        // Still copying, or done: the benchmark container's own state counts.
+        let running = PodView::from_pod(&pod(serde_json::json!({"running": {}})));
+        assert!(
+            matches!(&running.phase, PodPhase::Starting { reason, .. } if reason == "PodInitializing")
+        );
+        let done = PodView::from_pod(&pod(serde_json::json!(
+            {"terminated": {"exitCode": 0, "reason": "Completed"}})));
+        assert!(
+            matches!(&done.phase, PodPhase::Starting { reason, .. } if reason == "PodInitializing")
+        );
     }
 
     #[test]

@@ -75,6 +75,8 @@ struct Active {
     known: BTreeMap<String, PodView>,
     followers: HashMap<String, Follower>,
     done: Option<Judged>,
+    /// Each pod's image and pulled digest, by pod name (kept once the digest is known).
+    images: BTreeMap<String, collect::PodImage>,
 }
 
 /// Polls the run's pods until every group of the round is finished; judges each group as it
@@ -96,6 +98,7 @@ pub(super) async fn watch_round(
             known: BTreeMap::new(),
             followers: HashMap::new(),
             done: None,
+            images: BTreeMap::new(),
         })
         .collect();
     let selector = names::run_selector(&settings.spec.run);
@@ -126,7 +129,7 @@ pub(super) async fn watch_round(
         let mut following: usize = active.iter().map(|a| a.followers.len()).sum();
         for group in active.iter_mut().filter(|a| a.done.is_none()) {
             let seq = group.spec.seq.to_string();
-            let views: Vec<PodView> = pods
+            let mine: Vec<&k8s_openapi::api::core::v1::Pod> = pods
                 .iter()
                 .filter(|p| {
                     p.metadata
@@ -135,8 +138,9 @@ pub(super) async fn watch_round(
                         .and_then(|l| l.get(names::GROUP_LABEL))
                         == Some(&seq)
                 })
-                .map(PodView::from_pod)
                 .collect();
+            note_images(&mut group.images, &mine);
+            let views: Vec<PodView> = mine.iter().map(|p| PodView::from_pod(p)).collect();
             for v in &views {
                 let started = matches!(v.phase, PodPhase::Running | PodPhase::Exited { .. });
                 if started && !group.followers.contains_key(&v.name) && following < MAX_FOLLOWERS {
@@ -227,12 +231,32 @@ async fn finish_group(
         _ => vec![],
     };
     let views: Vec<PodView> = group.known.values().cloned().collect();
-    let judged = collect::judge(&group.spec.nodes, finish, &views, &logs, &warnings);
+    let mut judged = collect::judge(&group.spec.nodes, finish, &views, &logs, &warnings);
+    judged.images = views
+        .iter()
+        .filter_map(|v| Some((v.node.clone()?, group.images.get(&v.name)?.clone())))
+        .collect();
     if !settings.keep {
         client.delete::<Job>(&group.name).await?;
         client.delete::<Service>(&group.name).await?;
     }
     Ok(judged)
+}
+
+/// Keeps each pod's image; a digest once seen is not lost to a later status without one.
+fn note_images(
+    images: &mut BTreeMap<String, collect::PodImage>,
+    pods: &[&k8s_openapi::api::core::v1::Pod],
+) {
+    for pod in pods {
+        let (Some(name), Some(image)) = (pod.metadata.name.clone(), collect::pod_image(pod)) else {
+            continue;
+        };
+        let known = images.get(&name).is_some_and(|i| i.image_id.is_some());
+        if image.image_id.is_some() || !known {
+            images.insert(name, image);
+        }
+    }
 }
 
 fn progress_line(j: &Judged) -> String {
