@@ -433,7 +433,7 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         },
         expect: Some("efa".into()),
     };
-    let job = manifest::group_job(&spec, &group, None);
+    let job = manifest::rank_job(&spec, &group, 1, None);
     let container = &job.spec.unwrap().template.spec.unwrap().containers[0];
     assert_eq!(
         container.command.as_deref(),

@@ -109,6 +109,10 @@ pub struct Args {
         help_heading = "Kubernetes"
     )]
     pub settle: String,
+    /// Exit 0 (on a pass or warning) even when pods that requested GPUs could not be judged
+    /// (pending, no NCCL lines, still in init, unreadable); without it that is exit 4.
+    #[arg(long, requires = "kube", help_heading = "Kubernetes")]
+    pub allow_untested: bool,
     /// Pod logs streamed at once.
     #[arg(long, value_name = "N", default_value_t = 8, requires = "kube",
           value_parser = clap::value_parser!(u32).range(1..=256), help_heading = "Kubernetes")]
@@ -238,5 +242,34 @@ fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
             logscan::render::text(&shown) + &cluster::text(&result)
         }
     };
-    print(&rendered, result.analysis.verdict)
+    let outcome = print(&rendered, result.analysis.verdict)?;
+    // Untested is not passed: a GPU pod whose log said nothing is a hole in the verdict.
+    let unjudged: Vec<String> = result
+        .pods
+        .iter()
+        .filter(|p| p.status != cluster::PodStatus::Analyzed && p.facts.gpus > 0)
+        .map(|p| format!("{} ({})", p.facts.pod, p.status.as_str()))
+        .collect();
+    if outcome == Outcome::Pass && !unjudged.is_empty() {
+        if args.allow_untested {
+            eprintln!(
+                "untested: {} GPU pod(s) not judged: {} (accepted with --allow-untested)",
+                unjudged.len(),
+                unjudged.join(", ")
+            );
+        } else {
+            return Err(Error::Infrastructure {
+                what: format!(
+                    "untested: {} GPU pod(s) not judged: {}; the verdict covers only the others",
+                    unjudged.len(),
+                    unjudged.join(", ")
+                ),
+                hint: Some(
+                    "wait for the pods (--follow), or pass --allow-untested to accept it (exit 0)"
+                        .into(),
+                ),
+            });
+        }
+    }
+    Ok(outcome)
 }
