@@ -1208,7 +1208,8 @@ async fn a_node_deleted_after_round_1_is_not_paired_again() {
 
 /// Issue 24 item 5: a pod bound to its node but stuck in ContainerCreating (a volume that
 /// cannot be mounted) is not a hang: the pair is inconclusive (exit 4) naming the pod, its
-/// node, and the kubelet's waiting reason and message, once the scheduling budget is spent.
+/// node, and the kubelet's waiting reason and message, once the scheduling and run budgets
+/// are spent (5 s + 8 s here); before, the pair "failed as hung" at the 8 s run timeout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_stuck_in_container_creating_is_inconclusive_not_a_hang() {
     let Some(cluster) = cluster() else { return };

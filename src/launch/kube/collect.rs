@@ -622,10 +622,17 @@ mod tests {
                 ),
             ),
         ]);
+        let on = |mut p: PodView, node: &str| {
+            p.node = Some(node.into());
+            p
+        };
         let failed = judge(
             &["node-2".to_string(), "node-3".to_string()],
             &Finish::Exited,
-            &[pod(0, 143, "Error"), pod(1, 1, "Error")],
+            &[
+                on(pod(0, 143, "Error"), "node-2"),
+                on(pod(1, 1, "Error"), "node-3"),
+            ],
             &failed_logs,
             &[],
         );

@@ -341,9 +341,10 @@ impl Tracker {
                 running_for: now.duration_since(since),
             });
         }
-        // Placed but not started within the scheduling budget: inconclusive, with the
-        // kubelet's reason.
-        if waited >= limits.schedule
+        // Placed but not started within the scheduling and run budgets together (a large
+        // image takes minutes to pull): inconclusive, with the kubelet's reason.
+        let start_budget = limits.schedule + limits.run;
+        if waited >= start_budget
             && let Some(p) = pods
                 .iter()
                 .find(|p| matches!(p.phase, PodPhase::Starting { .. }))
@@ -360,7 +361,7 @@ impl Tracker {
                 pod: p.clone(),
                 message: format!(
                     "its container did not start within {}s (still {message})",
-                    limits.schedule.as_secs()
+                    start_budget.as_secs()
                 ),
             });
         }
@@ -556,7 +557,7 @@ mod tests {
     }
 
     /// Bound to its node, never started (volume, CNI, device plugin): inconclusive with the
-    /// kubelet's reason once the scheduling budget is spent, never a hang.
+    /// kubelet's reason once the scheduling and run budgets are spent, never a hang.
     #[test]
     fn a_pod_that_never_starts_is_not_a_hang() {
         let t0 = Instant::now();
@@ -572,13 +573,13 @@ mod tests {
                 },
             ),
         ];
-        assert_eq!(t.update(&pods, t0 + Duration::from_secs(59), &LIMITS), None);
-        match t.update(&pods, t0 + Duration::from_secs(60), &LIMITS) {
+        assert_eq!(t.update(&pods, t0 + Duration::from_secs(159), &LIMITS), None);
+        match t.update(&pods, t0 + Duration::from_secs(160), &LIMITS) {
             Some(Finish::Broken { pod, message }) => {
                 assert_eq!(pod.index, 1);
                 assert_eq!(pod.node.as_deref(), Some("node-1"));
                 assert!(
-                    message.contains("did not start within 60s")
+                    message.contains("did not start within 160s")
                         && message.contains("ContainerCreating: MountVolume.SetUp failed"),
                     "{message}"
                 );
