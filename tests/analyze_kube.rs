@@ -695,8 +695,9 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     // said on stderr, unless --allow-untested.
     assert_eq!(ran.code, Some(4), "{ran}");
     assert!(
-        ran.stderr
-            .contains("untested: 2 GPU pod(s) not judged: smoke-1 (no-nccl-lines), smoke-2 (pending)"),
+        ran.stderr.contains(
+            "untested: 2 GPU pod(s) not judged: smoke-1 (no-nccl-lines), smoke-2 (pending)"
+        ),
         "{ran}"
     );
     let j = ran.json();
@@ -714,7 +715,13 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     assert!(pod_of(&j, "smoke-2")["log"].is_null());
     let accepted = analyze(
         &cluster.kubeconfig,
-        &["-n", &ns.name, "--workload", "job/smoke", "--allow-untested"],
+        &[
+            "-n",
+            &ns.name,
+            "--workload",
+            "job/smoke",
+            "--allow-untested",
+        ],
     )
     .await;
     assert_eq!(accepted.code, Some(0), "{accepted}");
@@ -1355,7 +1362,14 @@ async fn follow_on_a_healthy_ray_cluster_reads_every_line_and_ends_soon() {
     // Every pod's node counts, the head's third one too.
     let ran = analyze(
         &cluster.kubeconfig,
-        &["-n", &ns.name, "-l", "ray.io/cluster=fsdp", "--expect", "efa"],
+        &[
+            "-n",
+            &ns.name,
+            "-l",
+            "ray.io/cluster=fsdp",
+            "--expect",
+            "efa",
+        ],
     )
     .await;
     assert_eq!(ran.code, Some(0), "{ran}");

@@ -44,7 +44,16 @@ fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
     // A Job per rank, then the group's Service.
     assert_eq!(
         kinds,
-        ["ConfigMap", "Secret", "Job", "Job", "Service", "Job", "Job", "Service"]
+        [
+            "ConfigMap",
+            "Secret",
+            "Job",
+            "Job",
+            "Service",
+            "Job",
+            "Job",
+            "Service"
+        ]
     );
     // The token is not printed (issue 24 item 8).
     assert!(

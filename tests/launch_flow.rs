@@ -269,9 +269,8 @@ async fn the_objects_follow_the_worker_contract() {
     );
     let rank1 = &fake.created("jobs")[1];
     assert_eq!(
-        rank1["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
-            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
-            ["matchFields"][0]["values"],
+        rank1["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchFields"][0]["values"],
         serde_json::json!(["node-1"])
     );
     let rank_env = |j: &serde_json::Value| {
@@ -348,7 +347,9 @@ async fn a_pending_pod_reports_the_schedulers_reason() {
     );
     // The event repeats the condition's words: said once (issue 24 item 8).
     assert_eq!(
-        message.matches("Insufficient vpc.amazonaws.com/efa").count(),
+        message
+            .matches("Insufficient vpc.amazonaws.com/efa")
+            .count(),
         1,
         "{message}"
     );

@@ -1013,9 +1013,7 @@ async fn a_peer_that_never_ran_is_not_a_failure_of_the_node_that_did() {
                     .into(),
                 after: Duration::from_secs(3),
             }
-        } else if taken_s.load(std::sync::atomic::Ordering::SeqCst)
-            && ctx.group.contains(&hog_s)
-        {
+        } else if taken_s.load(std::sync::atomic::Ordering::SeqCst) && ctx.group.contains(&hog_s) {
             // Rank 0 waits for a peer that is never scheduled, then its worker gives up.
             Act::Exit {
                 code: 124,
@@ -1123,11 +1121,11 @@ async fn a_taken_run_id_is_refused_and_the_running_run_is_untouched() {
         }
         let run = launch(&ns, &cluster.kubeconfig, &["--run-id", "same1"]).await;
         assert_eq!(run.code, Some(2), "{run}");
+        assert!(run.stderr.contains("run id `same1` is taken"), "{run}");
         assert!(
-            run.stderr.contains("run id `same1` is taken"),
+            run.stderr.contains("run same1 (ConfigMap netcheck-same1"),
             "{run}"
         );
-        assert!(run.stderr.contains("run same1 (ConfigMap netcheck-same1"), "{run}");
         let left = ns.labelled("netcheck.io/run=same1").await;
         for kind in ["configmap/", "secret/", "job.batch/", "service/"] {
             assert!(
@@ -1199,10 +1197,20 @@ async fn a_node_deleted_after_round_1_is_not_paired_again() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|p| p["nodes"].as_array().unwrap().iter().any(|n| n == gone.as_str()))
+        .filter(|p| {
+            p["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == gone.as_str())
+        })
         .count();
     assert_eq!(with_gone, 1, "paired again after it was deleted: {results}");
-    assert!(run.elapsed < Duration::from_secs(60), "took {:?}\n{run}", run.elapsed);
+    assert!(
+        run.elapsed < Duration::from_secs(60),
+        "took {:?}\n{run}",
+        run.elapsed
+    );
     assert_nothing_left(&ns, &run).await;
 }
 
@@ -1244,7 +1252,10 @@ async fn a_pod_stuck_in_container_creating_is_inconclusive_not_a_hang() {
         .unwrap_or_else(|| panic!("no `did not start` line\n{run}"));
     assert!(line.contains(&format!("on node {stuck_node}")), "{line}");
     assert!(line.contains("pod netcheck-"), "{line}");
-    assert!(line.contains("ContainerCreating: MountVolume.SetUp failed"), "{line}");
+    assert!(
+        line.contains("ContainerCreating: MountVolume.SetUp failed"),
+        "{line}"
+    );
     assert_nothing_left(&ns, &run).await;
 }
 
@@ -1263,7 +1274,10 @@ async fn an_untested_node_is_not_a_pass() {
     assert_eq!(run.code, Some(4), "{run}");
     assert_eq!(run.verdict(&nodes[2]), "untested", "{run}");
     assert!(
-        run.stderr.contains(&format!("untested: 1 node(s) were asked for and not tested: {}", nodes[2])),
+        run.stderr.contains(&format!(
+            "untested: 1 node(s) were asked for and not tested: {}",
+            nodes[2]
+        )),
         "{run}"
     );
     assert!(run.stderr.contains("--allow-untested"), "{run}");
@@ -1275,6 +1289,9 @@ async fn an_untested_node_is_not_a_pass() {
     )
     .await;
     assert_eq!(run.code, Some(0), "{run}");
-    assert!(run.stderr.contains("accepted with --allow-untested"), "{run}");
+    assert!(
+        run.stderr.contains("accepted with --allow-untested"),
+        "{run}"
+    );
     assert_nothing_left(&ns, &run).await;
 }

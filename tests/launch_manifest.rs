@@ -157,8 +157,9 @@ fn golden_full_group_without_efa() {
 
 #[test]
 fn strict_mode_pins_nccl_net_unless_the_user_set_it() {
-    let job =
-        |spec: &RunSpec| serde_json::to_value(manifest::rank_job(spec, &p5_pair(), 0, None)).unwrap();
+    let job = |spec: &RunSpec| {
+        serde_json::to_value(manifest::rank_job(spec, &p5_pair(), 0, None)).unwrap()
+    };
     let env_of =
         |v: &serde_json::Value| v["spec"]["template"]["spec"]["containers"][0]["env"].clone();
     let pinned = env_of(&job(&spec()));

@@ -473,13 +473,7 @@ fn dry_run(args: &Args, settings: &Settings) -> Result<Outcome> {
              and expect no transport (on EFA nodes pass --efa-per-node, e.g. 32 on p5.48xlarge)"
         );
     }
-    let yaml = kube::dry_run::render(
-        settings,
-        nodes,
-        gpus,
-        args.efa_per_node.unwrap_or(0),
-        token,
-    );
+    let yaml = kube::dry_run::render(settings, nodes, gpus, args.efa_per_node.unwrap_or(0), token);
     crate::output::stdout(&yaml).map_err(|e| Error::write("<stdout>", e))?;
     Ok(Outcome::Pass)
 }

@@ -238,7 +238,9 @@ impl KubeClient {
         let mut used: HashMap<String, GpuUse> = HashMap::new();
         for pod in pods {
             let Some(spec) = &pod.spec else { continue };
-            let Some(node) = &spec.node_name else { continue };
+            let Some(node) = &spec.node_name else {
+                continue;
+            };
             let gpus: u64 = spec
                 .containers
                 .iter()

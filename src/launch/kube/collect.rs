@@ -807,7 +807,10 @@ mod tests {
         assert_eq!(j.outcome, Outcome::Inconclusive);
         let m = j.pair.message.unwrap();
         assert!(m.contains("ranks 0 and 1 all ran on node-0"), "{m}");
-        assert!(m.contains("rank 1 ran on node-0, planned for node-1"), "{m}");
+        assert!(
+            m.contains("rank 1 ran on node-0, planned for node-1"),
+            "{m}"
+        );
         assert_eq!(misplaced(&nodes(), &[pod(0, 0, "x"), pod(1, 0, "x")]), None);
     }
 

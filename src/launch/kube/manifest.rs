@@ -13,9 +13,8 @@ use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, ConfigMap, Container, EmptyDirVolumeSource, EnvVar, EnvVarSource,
     HostPathVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    ObjectFieldSelector, PodSpec, PodTemplateSpec,
-    ResourceRequirements, Secret, SecretKeySelector, SecurityContext, Service, ServicePort,
-    ServiceSpec, Toleration, Volume, VolumeMount,
+    ObjectFieldSelector, PodSpec, PodTemplateSpec, ResourceRequirements, Secret, SecretKeySelector,
+    SecurityContext, Service, ServicePort, ServiceSpec, Toleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};

@@ -264,10 +264,7 @@ impl Tracker {
         if pods.len() == self.expected && exited == self.expected {
             return Some(Finish::Exited);
         }
-        if let Some(failed) = pods
-            .iter()
-            .find(|p| p.exit_code().is_some_and(|c| c != 0))
-        {
+        if let Some(failed) = pods.iter().find(|p| p.exit_code().is_some_and(|c| c != 0)) {
             let since = *self.failed_at.get_or_insert(now);
             let grace_over = now.duration_since(since) >= limits.peer_exit_grace;
             // A peer that never ran: the failure (rank 0 giving up on the rendezvous, most
@@ -573,7 +570,10 @@ mod tests {
                 },
             ),
         ];
-        assert_eq!(t.update(&pods, t0 + Duration::from_secs(159), &LIMITS), None);
+        assert_eq!(
+            t.update(&pods, t0 + Duration::from_secs(159), &LIMITS),
+            None
+        );
         match t.update(&pods, t0 + Duration::from_secs(160), &LIMITS) {
             Some(Finish::Broken { pod, message }) => {
                 assert_eq!(pod.index, 1);
@@ -606,7 +606,10 @@ mod tests {
         match t.update(&running[..1], t0, &LIMITS) {
             Some(Finish::Broken { pod, message }) => {
                 assert_eq!(pod.index, 1);
-                assert!(message.contains("`b` on node node-1 disappeared"), "{message}");
+                assert!(
+                    message.contains("`b` on node node-1 disappeared"),
+                    "{message}"
+                );
             }
             other => panic!("{other:?}"),
         }
