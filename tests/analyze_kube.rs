@@ -696,7 +696,7 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     assert_eq!(ran.code, Some(4), "{ran}");
     assert!(
         ran.stderr.contains(
-            "untested: 2 GPU pod(s) not judged: smoke-1 (no-nccl-lines), smoke-2 (pending)"
+            "untested: 2 GPU pod(s) not judged: smoke-1 (no NCCL lines), smoke-2 (pending)"
         ),
         "{ran}"
     );

@@ -253,7 +253,7 @@ impl KubeClient {
                     .labels
                     .as_ref()
                     .and_then(|l| l.get(names::RUN_LABEL))
-                    .map(|run| format!(", a leftover of netcheck run {run}"))
+                    .map(|run| format!(", of netcheck run {run} (running, or a leftover)"))
                     .unwrap_or_default();
                 let entry = used.entry(node.clone()).or_default();
                 entry.gpus += gpus as u32;

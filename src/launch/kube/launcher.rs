@@ -228,6 +228,9 @@ async fn run(
         }
     }
 
+    // Before preflight: a run with this id holds its nodes' GPUs, and the answer (exit 2)
+    // does not depend on the nodes.
+    refuse_taken_run_id(client, &spec.run).await?;
     let candidates = fetch_nodes(client, &settings.selection).await?;
     let in_use = client.gpus_in_use().await?;
     if in_use.is_none() {
@@ -291,7 +294,6 @@ async fn run(
             "check /dev/urandom",
         )
     })?;
-    refuse_taken_run_id(client, &spec.run).await?;
     shared.created.store(true, Ordering::SeqCst);
     let mut anchor_map = manifest::anchor_config_map(spec, plan_json(settings, &pools));
     anchor_map
