@@ -85,9 +85,9 @@ fn objects(nodes: usize) -> usize {
             },
             expect: Some("efa".into()),
         };
-        bytes += serde_json::to_vec(&manifest::group_job(&spec, &group, None))
-            .unwrap()
-            .len();
+        for job in manifest::group_jobs(&spec, &group, None) {
+            bytes += serde_json::to_vec(&job).unwrap().len();
+        }
         bytes += serde_json::to_vec(&manifest::group_service(&spec, &group, None))
             .unwrap()
             .len();

@@ -7,6 +7,7 @@
 //! grammar-written EFA logs of tests/fixtures/logs/grammar. Skipped where the control plane
 //! is not built (a failure under `CI=true`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -690,7 +691,15 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
         ],
     )
     .await;
-    assert_eq!(ran.code, Some(0), "{ran}");
+    // Untested is not passed (issue 24 item 6): a WARN with GPU pods not judged is exit 4,
+    // said on stderr, unless --allow-untested.
+    assert_eq!(ran.code, Some(4), "{ran}");
+    assert!(
+        ran.stderr.contains(
+            "untested: 2 GPU pod(s) not judged: smoke-1 (no NCCL lines), smoke-2 (pending)"
+        ),
+        "{ran}"
+    );
     let j = ran.json();
     assert_eq!(j["verdict"], "warn", "{ran}");
     let f = finding(&j, "pods-not-judged").unwrap_or_else(|| panic!("{ran}"));
@@ -704,9 +713,27 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     );
     assert_eq!(pod_of(&j, "smoke-2")["status"], "pending");
     assert!(pod_of(&j, "smoke-2")["log"].is_null());
+    let accepted = analyze(
+        &cluster.kubeconfig,
+        &[
+            "-n",
+            &ns.name,
+            "--workload",
+            "job/smoke",
+            "--allow-untested",
+        ],
+    )
+    .await;
+    assert_eq!(accepted.code, Some(0), "{accepted}");
+    assert!(
+        accepted.stderr.contains("accepted with --allow-untested"),
+        "{accepted}"
+    );
 
+    // Only the pending pod: no NCCL line anywhere, nothing to judge (exit 2, as for an
+    // empty log), with the pod named.
     let ran = analyze(&cluster.kubeconfig, &["-n", &ns.name, "--pod", "smoke-2"]).await;
-    assert_eq!(ran.code, Some(1), "{ran}");
+    assert_eq!(ran.code, Some(2), "{ran}");
     assert!(
         ran.stdout.contains("none of the 1 selected pod(s)"),
         "{ran}"
@@ -895,20 +922,20 @@ async fn permissions_come_from_the_analyzer_role() {
     assert!(denied.stderr.contains("forbidden"), "{denied}");
     assert!(denied.stderr.contains("netcheck-analyzer"), "{denied}");
 
-    // The Role from deploy/rbac.yaml, bound in the test's namespace.
+    // The ClusterRole from deploy/rbac.yaml as shipped, bound by a RoleBinding in the test's
+    // namespace (the job's), as its hint says: a Role of namespace `netcheck` could not be.
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"))
             .unwrap();
     let docs: Vec<Value> = serde_saphyr::from_str_multiple(&text).unwrap();
-    let mut role = docs
+    let role = docs
         .iter()
-        .find(|d| d["kind"] == "Role" && d["metadata"]["name"] == "netcheck-analyzer")
+        .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == "netcheck-analyzer")
         .unwrap()
         .clone();
-    role["metadata"]["namespace"] = json!(ns.name);
     let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "netcheck-analyzer", "namespace": ns.name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "netcheck-analyzer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "netcheck-analyzer"},
         "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns.name}]});
     for doc in [role, binding] {
         cluster.apply(&doc.to_string());
@@ -1000,7 +1027,7 @@ fn rbac_analyzer_role_grants_read_only_access() {
     };
     let s = |r: &str, v: &str| (r.to_string(), v.to_string());
     assert_eq!(
-        rules("Role", "netcheck-analyzer"),
+        rules("ClusterRole", "netcheck-analyzer"),
         vec![s("pods", "get"), s("pods", "list"), s("pods/log", "get")]
     );
     assert_eq!(
@@ -1251,4 +1278,116 @@ async fn follow_waits_for_a_pending_pod_to_be_scheduled_and_start() {
     assert_eq!(pod_of(&j, "slow-0")["node"], nodes[0].as_str(), "{ran}");
     assert_eq!(ran.code, Some(0), "{ran}");
     assert!(ran.elapsed < Duration::from_secs(40), "{ran}");
+}
+
+/// Issue 24 item 7: `--follow` on a healthy RayCluster whose pods keep running: a head
+/// without GPUs or NCCL lines (on a third node) and two EFA workers whose logs are complete.
+/// Every line of every pod is read, the head is recognised as running no NCCL, and the run
+/// ends soon after the last line (the settle time), not at the deadline; with one stream at a
+/// time no worker is left unread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_on_a_healthy_ray_cluster_reads_every_line_and_ends_soon() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("akray").await;
+    let nodes = ns.add_nodes(&[p5("a"), p5("b"), p5("c")]).await;
+    let efa = "logs/grammar/efa-2node.log";
+    let mut head = pod(
+        "fsdp-head",
+        &nodes[2],
+        &[(RAY, "fsdp"), ("ray.io/node-type", "head")],
+        "2026-12-01 06:00:00,000\tINFO usage_lib.py: Usage stats collection is enabled.\n\
+         Ray runtime started.\n"
+            .into(),
+    );
+    head.gpus = 0;
+    head.efa = 0;
+    head.hugepages = false;
+    head.follow = true;
+    let mut expected_lines = BTreeMap::new();
+    let mut workers = vec![];
+    for (i, node) in nodes.iter().enumerate().take(2) {
+        let log = podify(
+            efa,
+            &format!("train-{i}:"),
+            &format!("train-{i}"),
+            &format!("fsdp-worker-{i}"),
+        );
+        expected_lines.insert(format!("fsdp-worker-{i}"), log.lines().count() as u64);
+        let mut w = pod(
+            &format!("fsdp-worker-{i}"),
+            node,
+            &[(RAY, "fsdp"), ("ray.io/node-type", "worker")],
+            log,
+        );
+        // The containers keep running after the logs are written, as a training job does.
+        w.follow = true;
+        workers.push(w);
+    }
+    let mut all = vec![head];
+    all.extend(workers);
+    make_pods(&ns, &all).await;
+    for streams in ["8", "1"] {
+        let ran = analyze(
+            &cluster.kubeconfig,
+            &[
+                "-n",
+                &ns.name,
+                "-l",
+                "ray.io/cluster=fsdp",
+                "--expect",
+                "efa",
+                "--follow",
+                "--timeout",
+                "30s",
+                "--max-streams",
+                streams,
+                "--format",
+                "json",
+            ],
+        )
+        .await;
+        assert_eq!(ran.code, Some(0), "--max-streams {streams}: {ran}");
+        let j = ran.json();
+        assert_eq!(j["verdict"], "pass", "{ran}");
+        for (name, lines) in &expected_lines {
+            let p = pod_of(&j, name);
+            assert_eq!(p["status"], "analyzed", "{name}: {ran}");
+            assert_eq!(p["log"]["lines"].as_u64(), Some(*lines), "{name}: {ran}");
+        }
+        assert_eq!(pod_of(&j, "fsdp-head")["status"], "no-nccl-lines", "{ran}");
+        // The settle time (5 s) per stream after the last NCCL line, not the 30 s deadline.
+        assert!(
+            ran.elapsed < Duration::from_secs(22),
+            "--max-streams {streams}: {ran}"
+        );
+    }
+    // Every pod's node counts, the head's third one too.
+    let ran = analyze(
+        &cluster.kubeconfig,
+        &[
+            "-n",
+            &ns.name,
+            "-l",
+            "ray.io/cluster=fsdp",
+            "--expect",
+            "efa",
+        ],
+    )
+    .await;
+    assert_eq!(ran.code, Some(0), "{ran}");
+    assert!(
+        ran.stdout
+            .contains("pods: 3 on 3 node(s), 2 with analyzed NCCL lines"),
+        "{ran}"
+    );
+}
+
+/// Issue 24 item 8: a selector the API server cannot parse is the user's input (exit 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_selector_is_exit_2() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("aksel").await;
+    let ran = analyze(&cluster.kubeconfig, &["-n", &ns.name, "-l", "a=b=c"]).await;
+    assert_eq!(ran.code, Some(2), "{ran}");
+    assert!(ran.stderr.contains("not a valid label selector"), "{ran}");
 }

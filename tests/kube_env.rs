@@ -37,6 +37,8 @@ pub const EXIT: &str = "netcheck-test/exit";
 /// Annotation holding the digest kwok reports as the container's `imageID` (a kubelet reports
 /// the one it pulled).
 pub const IMAGE_ID: &str = "netcheck-test/image-id";
+/// Annotation that keeps a bound pod in `ContainerCreating`, with its value as the message.
+pub const STUCK: &str = "netcheck-test/stuck";
 /// Label on every fake node of a test: the test's namespace.
 pub const NS_LABEL: &str = "netcheck-test/ns";
 /// The API server's version, as `scripts/kube-testenv.sh` builds it.
@@ -325,6 +327,41 @@ spec:
       {{ end }}
       {{ end }}
       phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-stuck
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - {key: '.metadata.deletionTimestamp', operator: DoesNotExist}
+    - {key: '.status.phase', operator: In, values: [Pending]}
+    - {key: '.metadata.annotations["netcheck-test/stuck"]', operator: Exists}
+    - {key: '.status.containerStatuses', operator: DoesNotExist}
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $message := index .metadata.annotations "netcheck-test/stuck" }}
+      conditions:
+      - {lastTransitionTime: {{ $now | Quote }}, status: "True", type: Initialized}
+      - {lastTransitionTime: {{ $now | Quote }}, status: "False", type: Ready, reason: ContainersNotReady}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          waiting:
+            reason: ContainerCreating
+            message: {{ $message | Quote }}
+      {{ end }}
+      hostIP: "127.0.0.1"
+      phase: Pending
       startTime: {{ $now | Quote }}
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
@@ -970,6 +1007,7 @@ impl TestNs {
                     }
                     handled.insert(name.clone());
                     let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+                    let labels = pod.metadata.labels.clone().unwrap_or_default();
                     let ctx = PodCtx {
                         image: pod
                             .spec
@@ -978,8 +1016,10 @@ impl TestNs {
                             .and_then(|c| c.image.clone())
                             .unwrap_or_default(),
                         node: node.clone(),
-                        index: annotations
-                            .get("batch.kubernetes.io/job-completion-index")
+                        // Each rank's Job labels its pod with the rank.
+                        index: labels
+                            .get("netcheck.io/rank")
+                            .or_else(|| annotations.get("batch.kubernetes.io/job-completion-index"))
                             .and_then(|i| i.parse().ok())
                             .unwrap_or(0),
                         group: annotations
@@ -1003,6 +1043,17 @@ impl TestNs {
                         eprintln!("kube-testenv: Logs for {name}: {e}");
                     }
                     let annotate = |key: &str, value: String| json!({"metadata": {"annotations": {key: value}}});
+                    if let Act::Stuck { message } = &act {
+                        // Bound, never started: kwok's `pod-stuck` stage shows it waiting.
+                        let _ = pods
+                            .patch(
+                                &name,
+                                &PatchParams::default(),
+                                &Patch::Merge(annotate(STUCK, message.clone())),
+                            )
+                            .await;
+                        continue;
+                    }
                     let start =
                         json!({"metadata": {"annotations": {START: "true", IMAGE_ID: digest}}});
                     let _ = pods
@@ -1069,6 +1120,9 @@ pub enum Act {
     },
     /// Prints `log` and never ends.
     Hang { log: String },
+    /// Bound to its node, never started: the container waits in `ContainerCreating` with
+    /// `message` (as with a volume, CNI or device-plugin problem).
+    Stuck { message: String },
 }
 
 impl Act {
@@ -1083,6 +1137,7 @@ impl Act {
     fn log(&self) -> &str {
         match self {
             Act::Exit { log, .. } | Act::Hang { log } => log,
+            Act::Stuck { .. } => "",
         }
     }
 }

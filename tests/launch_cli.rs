@@ -41,9 +41,27 @@ fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
     let yaml = String::from_utf8(out.stdout).unwrap();
     let docs: Vec<Value> = serde_saphyr::from_str_multiple(&yaml).unwrap();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    // A Job per rank, then the group's Service.
     assert_eq!(
         kinds,
-        ["ConfigMap", "Secret", "Job", "Service", "Job", "Service"]
+        [
+            "ConfigMap",
+            "Secret",
+            "Job",
+            "Job",
+            "Service",
+            "Job",
+            "Job",
+            "Service"
+        ]
+    );
+    // The token is not printed (issue 24 item 8).
+    assert!(
+        docs[1]["stringData"]["token"]
+            .as_str()
+            .unwrap()
+            .starts_with("REDACTED"),
+        "{yaml}"
     );
     for d in &docs {
         assert_eq!(d["metadata"]["namespace"], "gpu");
@@ -77,7 +95,7 @@ fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let docs: Vec<Value> =
-        serde_saphyr::from_str_multiple(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        serde_saphyr::from_str_multiple(&String::from_utf8(out.stdout.clone()).unwrap()).unwrap();
     let container = &docs[2]["spec"]["template"]["spec"]["containers"][0];
     let args = container_args(container);
     assert!(
@@ -86,7 +104,13 @@ fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
     );
     assert_eq!(container["ports"][1]["name"], "fabric");
     assert_eq!(container["ports"][1]["containerPort"], 30001);
-    assert_eq!(docs[3]["spec"]["ports"][1]["port"], 30001);
+    assert_eq!(docs[4]["spec"]["ports"][1]["port"], 30001);
+    // Without --efa-per-node the pods get no EFA: said, not silent (issue 24 item 8).
+    assert!(
+        stderr_of(&out).contains("--efa-per-node not given"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 #[test]
@@ -434,7 +458,7 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         },
         expect: Some("efa".into()),
     };
-    let job = manifest::group_job(&spec, &group, None);
+    let job = manifest::rank_job(&spec, &group, 1, None);
     let container = &job.spec.unwrap().template.spec.unwrap().containers[0];
     // Through the image's entrypoint (the default): no command, netcheck first in the args.
     assert_eq!(container.command, None);

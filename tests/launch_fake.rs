@@ -507,7 +507,14 @@ impl State {
             return;
         }
         let template = &job["spec"]["template"];
+        // One Job per rank: its one pod is that rank's.
+        let rank: Option<usize> = job["metadata"]["labels"]["netcheck.io/rank"]
+            .as_str()
+            .and_then(|r| r.parse().ok());
         for (index, node) in nodes.iter().enumerate() {
+            if rank.is_some_and(|r| r != index) {
+                continue;
+            }
             let behavior = (self.script)(&PodCtx {
                 nodes: &nodes,
                 index,
@@ -521,7 +528,9 @@ impl State {
             if !matches!(behavior, Behavior::Unschedulable(_)) {
                 spec["nodeName"] = json!(node);
             }
-            spec["hostname"] = json!(format!("{job_name}-{index}"));
+            if spec["hostname"].is_null() {
+                spec["hostname"] = json!(format!("{job_name}-{index}"));
+            }
             let uid = self.next_uid();
             let value = json!({
                 "apiVersion": "v1", "kind": "Pod",

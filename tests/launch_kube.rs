@@ -125,10 +125,20 @@ async fn launch(ns: &TestNs, kubeconfig: &Path, extra: &[&str]) -> Launched {
     launched
 }
 
-/// The run's objects must all be gone (the API server lists none carrying its label).
+/// The run's objects must all be gone (the API server lists none carrying its label). The
+/// launcher deletes the Jobs; their pods go with them through the garbage collector, which
+/// on a loaded machine can take a few seconds for 64 Jobs: wait up to 30 s for it.
 async fn assert_nothing_left(ns: &TestNs, launched: &Launched) {
-    let left = ns.labelled("netcheck.io/run").await;
-    assert!(left.is_empty(), "left behind: {left:?}\n{launched}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = ns.labelled("netcheck.io/run").await;
+        let only_pods = left.iter().all(|o| o.starts_with("pod/"));
+        if left.is_empty() || !only_pods || Instant::now() > deadline {
+            assert!(left.is_empty(), "left behind: {left:?}\n{launched}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }
 
 /// Rank 0's log as `netcheck run` prints it on an EFA pair: NCCL's lines (NCCL_DEBUG=INFO),
@@ -257,6 +267,26 @@ async fn dry_run_output_passes_server_side_validation() {
             String::from_utf8_lossy(&out.stderr)
         );
         let yaml = String::from_utf8(out.stdout).unwrap();
+        // Issue 24 item 8: the header says what the shipped RBAC can do (create, not apply),
+        // the token is not printed, and pods without EFA because --efa-per-node was not
+        // given say so.
+        assert!(yaml.contains("# Create: kubectl create -f -"), "{yaml}");
+        assert!(!yaml.contains("kubectl apply"), "{yaml}");
+        assert!(yaml.contains("token: REDACTED"), "{yaml}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            yaml.contains("--efa-per-node not given"),
+            !extra.contains(&"--efa-per-node"),
+            "{yaml}"
+        );
+        assert_eq!(
+            stderr.contains("--efa-per-node not given"),
+            !extra.contains(&"--efa-per-node"),
+            "{stderr}"
+        );
+        // One Job per rank, each pinned to its own node.
+        let jobs = yaml.matches("kind: Job").count();
+        assert!(jobs >= 2, "{yaml}");
         // Three nodes in pairs: the odd one is named.
         if !extra.contains(&"full") && !extra.contains(&"ring") {
             assert!(
@@ -458,6 +488,8 @@ async fn preflight_names_every_bad_node_of_a_mixed_pool() {
             "condition AcceleratedHardwareReady is False: NVIDIA XID 79 on GPU 3",
         ),
         ("busy", "8 of its 8 GPUs are requested by other pods"),
+        // Which pods (issue 24 item 8).
+        ("busy", "/training: 8 GPU(s)"),
     ];
     for (short, why) in expected {
         let line = format!("node {}: ", name(short));
@@ -484,12 +516,26 @@ async fn preflight_names_every_bad_node_of_a_mixed_pool() {
     }
     assert_nothing_left(&ns, &run).await;
 
-    // The two good nodes are tested; the others are listed as ineligible.
+    // The two good nodes are tested; the others are listed as ineligible. Untested is not
+    // passed (issue 24 item 6): exit 4 and a line saying so, unless --allow-untested.
     let _pods = ns.run_pods(all_pass);
     let run = launch(&ns, &cluster.kubeconfig, &["--skip-ineligible"]).await;
-    assert_eq!(run.code, Some(0), "{run}");
+    assert_eq!(run.code, Some(4), "{run}");
     assert_eq!(run.verdict(&name("good-0")), "pass", "{run}");
     assert_eq!(run.verdict(&name("mig")), "ineligible", "{run}");
+    assert!(
+        run.stderr
+            .contains("untested: 8 node(s) were asked for and not tested"),
+        "{run}"
+    );
+    assert_nothing_left(&ns, &run).await;
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--skip-ineligible", "--allow-untested"],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run}");
     assert_nothing_left(&ns, &run).await;
 }
 
@@ -826,6 +872,11 @@ async fn each_missing_permission_is_named_before_anything_is_created() {
         assert_eq!(run.code, Some(3), "{resource} {verb}: {run}");
         assert!(run.stderr.contains("missing permissions"), "{run}");
         assert!(run.stderr.contains(named), "expected `{named}`: {run}");
+        // Nodes are cluster-scoped, and said so (issue 24 item 8).
+        if resource == "nodes" {
+            assert!(run.stderr.contains("cluster-wide: list nodes"), "{run}");
+            assert!(!run.stderr.contains("in namespace"), "{run}");
+        }
         let creates: Vec<(String, String)> = cluster
             .requests_by(&ns.name, &sa)
             .into_iter()
@@ -1191,6 +1242,336 @@ async fn nodes_that_ran_different_digests_are_a_finding() {
             .unwrap()
             .ends_with(&"b".repeat(64)),
         "{odd_host}"
+    );
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// A pod of another namespace bound to `node` holding its 8 GPUs (the scheduler counts it;
+/// it never starts: no script plays that namespace).
+fn gpu_hog(ns: &str, name: &str, node: &str) -> String {
+    serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"nodeName": node, "containers": [{"name": "train", "image": "train:1",
+            "resources": {"requests": {"nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}}}],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}})
+    .to_string()
+}
+
+/// Runs `launch` in the background while `during` acts on the cluster.
+async fn launch_while<F: std::future::Future<Output = ()>>(
+    ns: &TestNs,
+    kubeconfig: &Path,
+    extra: &[&str],
+    during: F,
+) -> Launched {
+    let (run, ()) = tokio::join!(launch(ns, kubeconfig, extra), during);
+    run
+}
+
+/// Issue 24 item 1: four nodes, one fails round 1; before round 2 another namespace's pod
+/// takes the GPUs of a node that passed. In round 2 that node's pod stays Pending
+/// (FailedScheduling) and its partner's rank 0 gives up on the rendezvous (exit 124, as the
+/// worker's 5 m timeout does before the 10 m scheduling timeout). The partner is not blamed:
+/// the pair is inconclusive with the scheduler's reason, the partner is tested again and
+/// passes, and only the failing node is named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_never_ran_is_not_a_failure_of_the_node_that_did() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("neverran").await;
+    let other = cluster.namespace("other").await;
+    let nodes = ns.add_nodes(&p5_nodes(4)).await;
+    let (bad, hogged, partner) = (nodes[2].clone(), nodes[1].clone(), nodes[3].clone());
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (bad_s, hog_s, taken_s) = (bad.clone(), hogged.clone(), taken.clone());
+    let pods = ns.run_pods(move |ctx: &PodCtx| {
+        if ctx.node == bad_s {
+            // Slow enough for the GPUs to be taken before round 2.
+            Act::Exit {
+                code: 1,
+                log: "NCCL INFO Using network AWS Libfabric\n\
+                      error: all_gather 1G: 2097152 wrong elements (rank 5)\n"
+                    .into(),
+                after: Duration::from_secs(3),
+            }
+        } else if taken_s.load(std::sync::atomic::Ordering::SeqCst) && ctx.group.contains(&hog_s) {
+            // Rank 0 waits for a peer that is never scheduled, then its worker gives up.
+            Act::Exit {
+                code: 124,
+                log: "netcheck: rendezvous: waiting for 1 more node\n\
+                      error: rendezvous: 1 of 2 nodes did not join within 5m0s\n"
+                    .into(),
+                after: Duration::from_secs(2),
+            }
+        } else if ctx.group.contains(&bad_s) {
+            Act::Hang {
+                log: "NCCL INFO Using network AWS Libfabric\n".into(),
+            }
+        } else {
+            all_pass(ctx)
+        }
+    });
+    let hog = async {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while pods.seen().len() < 4 {
+            assert!(Instant::now() < deadline, "round 1 never ran");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        cluster.apply(&gpu_hog(&other.name, "training", &hogged));
+        taken.store(true, std::sync::atomic::Ordering::SeqCst);
+    };
+    let run = launch_while(&ns, &cluster.kubeconfig, &[], hog).await;
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.verdict(&bad), "fail", "{run}");
+    assert_eq!(run.verdict(&partner), "pass", "{run}");
+    assert!(
+        run.stdout.contains(&format!("bad node(s): {bad}\n")),
+        "{run}"
+    );
+    assert!(run.stderr.contains("was never scheduled"), "{run}");
+    assert!(run.stderr.contains("Insufficient nvidia.com/gpu"), "{run}");
+    assert!(run.stderr.contains("neither node is blamed"), "{run}");
+    let results = run.results();
+    let never = results["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["status"] == "unschedulable")
+        .unwrap_or_else(|| panic!("no unschedulable pair: {results}"));
+    let members: Vec<&str> = never["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(members.contains(&hogged.as_str()), "{never}");
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Issue 24 item 2: each rank runs on the node the plan gives it. One node of the pair is at
+/// its max-pods limit (preflight cannot see that). With one Indexed Job whose affinity listed
+/// both nodes, the rank that could not be placed landed on the other node once its peer had
+/// finished there (pod anti-affinity ignores finished pods), and the "pair" passed on one
+/// node. Each rank's Job now pins its pod to its node: the pair is inconclusive (exit 4), and
+/// every pod ran where the plan put its rank.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_rank_runs_on_its_own_node_or_the_pair_is_inconclusive() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("placed").await;
+    let mut fleet = p5_nodes(2);
+    fleet[1].max_pods = 0;
+    ns.add_nodes(&fleet).await;
+    let pods = ns.run_pods(all_pass);
+    let run = launch(&ns, &cluster.kubeconfig, &["--schedule-timeout", "10s"]).await;
+    let seen = pods.seen();
+    for ctx in &seen {
+        assert_eq!(
+            ctx.node, ctx.group[ctx.index],
+            "rank {} ran on the wrong node: {seen:?}\n{run}",
+            ctx.index
+        );
+    }
+    assert_eq!(run.code, Some(4), "{run}");
+    assert!(run.stdout.contains("inconclusive"), "{run}");
+    assert!(run.stderr.contains("Too many pods"), "{run}");
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Issue 24 item 4: a second launch with the run id of one that is running is refused with
+/// exit 2 naming that run, and touches nothing of it: the first run goes on to pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_run_id_is_refused_and_the_running_run_is_untouched() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("runid").await;
+    ns.add_nodes(&p5_nodes(2)).await;
+    let pods = ns.run_pods(|ctx: &PodCtx| {
+        let Act::Exit { code, log, .. } = all_pass(ctx) else {
+            unreachable!()
+        };
+        Act::Exit {
+            code,
+            log,
+            after: Duration::from_secs(8),
+        }
+    });
+    let second = async {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while pods.seen().len() < 2 {
+            assert!(Instant::now() < deadline, "the first run's pods never ran");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let run = launch(&ns, &cluster.kubeconfig, &["--run-id", "same1"]).await;
+        assert_eq!(run.code, Some(2), "{run}");
+        assert!(run.stderr.contains("run id `same1` is taken"), "{run}");
+        assert!(
+            run.stderr.contains("run same1 (ConfigMap netcheck-same1"),
+            "{run}"
+        );
+        let left = ns.labelled("netcheck.io/run=same1").await;
+        for kind in ["configmap/", "secret/", "job.batch/", "service/"] {
+            assert!(
+                left.iter().any(|o| o.starts_with(kind)),
+                "{kind} of the first run deleted: {left:?}\n{run}"
+            );
+        }
+    };
+    let first = launch_while(&ns, &cluster.kubeconfig, &["--run-id", "same1"], second).await;
+    assert_eq!(first.code, Some(0), "{first}");
+    assert_nothing_left(&ns, &first).await;
+}
+
+/// Issue 24 item 3: a node deleted after round 1 is not paired in round 2; the run says
+/// which node changed and how, instead of waiting the scheduling timeout for a pod that
+/// cannot be placed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_deleted_after_round_1_is_not_paired_again() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("recheck").await;
+    let nodes = ns.add_nodes(&p5_nodes(4)).await;
+    let (bad, gone) = (nodes[2].clone(), nodes[1].clone());
+    let bad_s = bad.clone();
+    let pods = ns.run_pods(move |ctx: &PodCtx| {
+        if ctx.node == bad_s {
+            Act::Exit {
+                code: 1,
+                log: "error: all_gather 1G: 2097152 wrong elements (rank 5)\n".into(),
+                after: Duration::from_secs(4),
+            }
+        } else if ctx.group.contains(&bad_s) {
+            Act::Hang {
+                log: "NCCL INFO Using network AWS Libfabric\n".into(),
+            }
+        } else {
+            all_pass(ctx)
+        }
+    });
+    let delete = async {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while pods.seen().len() < 4 {
+            assert!(Instant::now() < deadline, "round 1 never ran");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Its round-1 pair has passed by now (0.3 s); the failing pair takes 4 s.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let out = cluster
+            .kubectl()
+            .args(["delete", "node", &gone, "--wait=false"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let run = launch_while(&ns, &cluster.kubeconfig, &[], delete).await;
+    assert!(
+        run.stderr.contains(&format!(
+            "node {gone} changed since round 1: deleted (or no longer matches the selector); not paired again"
+        )),
+        "{run}"
+    );
+    assert_eq!(run.code, Some(1), "{run}");
+    assert_eq!(run.verdict(&bad), "fail", "{run}");
+    let results = run.results();
+    let with_gone = results["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["nodes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|n| n == gone.as_str())
+        })
+        .count();
+    assert_eq!(with_gone, 1, "paired again after it was deleted: {results}");
+    assert!(
+        run.elapsed < Duration::from_secs(60),
+        "took {:?}\n{run}",
+        run.elapsed
+    );
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Issue 24 item 5: a pod bound to its node but stuck in ContainerCreating (a volume that
+/// cannot be mounted) is not a hang: the pair is inconclusive (exit 4) naming the pod, its
+/// node, and the kubelet's waiting reason and message, once the scheduling and run budgets
+/// are spent (5 s + 8 s here); before, the pair "failed as hung" at the 8 s run timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_stuck_in_container_creating_is_inconclusive_not_a_hang() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("stuck").await;
+    let nodes = ns.add_nodes(&p5_nodes(2)).await;
+    let stuck_node = nodes[1].clone();
+    let stuck_s = stuck_node.clone();
+    let _pods = ns.run_pods(move |ctx: &PodCtx| {
+        if ctx.node == stuck_s {
+            Act::Stuck {
+                message: "MountVolume.SetUp failed for volume \"shm\": no space left on device"
+                    .into(),
+            }
+        } else {
+            Act::Hang {
+                log: "netcheck: rendezvous: waiting for 1 more node\n".into(),
+            }
+        }
+    });
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--schedule-timeout", "5s", "--timeout", "8s"],
+    )
+    .await;
+    assert_eq!(run.code, Some(4), "{run}");
+    assert!(!run.stderr.contains("a hang?"), "{run}");
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("did not start"))
+        .unwrap_or_else(|| panic!("no `did not start` line\n{run}"));
+    assert!(line.contains(&format!("on node {stuck_node}")), "{line}");
+    assert!(line.contains("pod netcheck-"), "{line}");
+    assert!(
+        line.contains("ContainerCreating: MountVolume.SetUp failed"),
+        "{line}"
+    );
+    assert_nothing_left(&ns, &run).await;
+}
+
+/// Issue 24 item 6: a node named in --nodes that is alone in its zone is not tested; that is
+/// said on stderr and the run exits 4, unless --allow-untested accepts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untested_node_is_not_a_pass() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("untested").await;
+    let mut fleet = p5_nodes(3);
+    fleet[2].zone = "us-east-2b".into();
+    let nodes = ns.add_nodes(&fleet).await;
+    let _pods = ns.run_pods(all_pass);
+    let all = nodes.join(",");
+    let run = launch(&ns, &cluster.kubeconfig, &["--nodes", &all]).await;
+    assert_eq!(run.code, Some(4), "{run}");
+    assert_eq!(run.verdict(&nodes[2]), "untested", "{run}");
+    assert!(
+        run.stderr.contains(&format!(
+            "untested: 1 node(s) were asked for and not tested: {}",
+            nodes[2]
+        )),
+        "{run}"
+    );
+    assert!(run.stderr.contains("--allow-untested"), "{run}");
+    assert_nothing_left(&ns, &run).await;
+    let run = launch(
+        &ns,
+        &cluster.kubeconfig,
+        &["--nodes", &all, "--allow-untested"],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run}");
+    assert!(
+        run.stderr.contains("accepted with --allow-untested"),
+        "{run}"
     );
     assert_nothing_left(&ns, &run).await;
 }

@@ -102,15 +102,19 @@ fn golden_efa_pair() {
             "00112233445566778899aabbccddeeff",
             owner("ConfigMap", "netcheck-golden", "uid-anchor"),
         )),
-        manifest::to_yaml(&manifest::group_job(
+        manifest::group_jobs(
             &spec,
             &group,
             owner("ConfigMap", "netcheck-golden", "uid-anchor"),
-        )),
+        )
+        .iter()
+        .map(manifest::to_yaml)
+        .collect::<Vec<_>>()
+        .join("---\n"),
         manifest::to_yaml(&manifest::group_service(
             &spec,
             &group,
-            owner("Job", "netcheck-golden-g1", "uid-job"),
+            owner("Job", "netcheck-golden-g1-0", "uid-job"),
         )),
     ];
     check_golden("efa-pair.yaml", &docs.join("---\n"));
@@ -142,7 +146,11 @@ fn golden_full_group_without_efa() {
         expect: None,
     };
     let docs = [
-        manifest::to_yaml(&manifest::group_job(&spec, &group, None)),
+        manifest::group_jobs(&spec, &group, None)
+            .iter()
+            .map(manifest::to_yaml)
+            .collect::<Vec<_>>()
+            .join("---\n"),
         manifest::to_yaml(&manifest::group_service(&spec, &group, None)),
     ];
     check_golden("full-no-efa.yaml", &docs.join("---\n"));
@@ -150,8 +158,9 @@ fn golden_full_group_without_efa() {
 
 #[test]
 fn strict_mode_pins_nccl_net_unless_the_user_set_it() {
-    let job =
-        |spec: &RunSpec| serde_json::to_value(manifest::group_job(spec, &p5_pair(), None)).unwrap();
+    let job = |spec: &RunSpec| {
+        serde_json::to_value(manifest::rank_job(spec, &p5_pair(), 0, None)).unwrap()
+    };
     let env_of =
         |v: &serde_json::Value| v["spec"]["template"]["spec"]["containers"][0]["env"].clone();
     let pinned = env_of(&job(&spec()));
@@ -191,7 +200,7 @@ fn the_fabric_check_reaches_the_pod_command_and_opens_port_plus_one() {
             .collect()
     };
     let pod = |spec: &RunSpec| {
-        let job = serde_json::to_value(manifest::group_job(spec, &p5_pair(), None)).unwrap();
+        let job = serde_json::to_value(manifest::rank_job(spec, &p5_pair(), 0, None)).unwrap();
         job["spec"]["template"]["spec"]["containers"][0].clone()
     };
     let service = |spec: &RunSpec| {
@@ -236,32 +245,37 @@ proptest! {
         let mut spec = spec();
         spec.run = run;
         let group = GroupSpec { seq, round, nodes: nodes.clone(), ..p5_pair() };
-        let job = serde_json::to_value(manifest::group_job(&spec, &group, None)).unwrap();
+        let jobs: Vec<serde_json::Value> = manifest::group_jobs(&spec, &group, None)
+            .iter()
+            .map(|j| serde_json::to_value(j).unwrap())
+            .collect();
+        prop_assert_eq!(jobs.len(), nodes.len());
         let service = serde_json::to_value(manifest::group_service(&spec, &group, None)).unwrap();
-        for object in [&job, &service] {
+        for object in jobs.iter().chain([&service]) {
             let name = object["metadata"]["name"].as_str().unwrap();
             prop_assert!(is_dns1123_label(name) && name.as_bytes()[0].is_ascii_lowercase(), "{}", name);
             for (_, value) in object["metadata"]["labels"].as_object().unwrap() {
                 prop_assert!(is_label_value(value.as_str().unwrap()), "{}", value);
             }
         }
-        let template = &job["spec"]["template"];
-        for (_, value) in template["metadata"]["labels"].as_object().unwrap() {
-            prop_assert!(is_label_value(value.as_str().unwrap()));
+        for (rank, job) in jobs.iter().enumerate() {
+            let template = &job["spec"]["template"];
+            for (_, value) in template["metadata"]["labels"].as_object().unwrap() {
+                prop_assert!(is_label_value(value.as_str().unwrap()));
+            }
+            prop_assert_eq!(template["metadata"]["labels"]["netcheck.io/rank"].as_str().unwrap(), rank.to_string());
+            let host = template["spec"]["hostname"].as_str().unwrap();
+            prop_assert!(is_dns1123_label(host));
+            prop_assert_eq!(host, job["metadata"]["name"].as_str().unwrap());
+            prop_assert_eq!(template["metadata"]["annotations"]["netcheck.io/nodes"].as_str().unwrap(), nodes.join(","));
+            // Each rank pinned to its own node: one term, one value (the API server's rule).
+            let terms = template["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].as_array().unwrap();
+            prop_assert_eq!(terms.len(), 1);
+            let fields = terms[0]["matchFields"].as_array().unwrap();
+            prop_assert_eq!(fields.len(), 1);
+            prop_assert_eq!(fields[0]["values"].as_array().unwrap().len(), 1);
+            prop_assert_eq!(fields[0]["values"][0].as_str().unwrap(), nodes[rank].as_str());
         }
-        let job_name = job["metadata"]["name"].as_str().unwrap();
-        let last_host = format!("{job_name}-{}", nodes.len() - 1);
-        prop_assert!(is_dns1123_label(&last_host));
-        prop_assert_eq!(template["metadata"]["annotations"]["netcheck.io/nodes"].as_str().unwrap(), nodes.join(","));
-        // One value per matchFields requirement (the API server's rule), one term per node.
-        let terms = template["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].as_array().unwrap();
-        let pinned: Vec<String> = terms.iter().map(|t| {
-            let fields = t["matchFields"].as_array().unwrap();
-            assert_eq!(fields.len(), 1);
-            assert_eq!(fields[0]["values"].as_array().unwrap().len(), 1);
-            fields[0]["values"][0].as_str().unwrap().to_string()
-        }).collect();
-        prop_assert_eq!(&pinned, &nodes);
     }
 }
 
@@ -331,7 +345,7 @@ fn rbac_grants_exactly_what_the_launcher_needs() {
 
 /// The pods' container and the pod spec of a group's Job, as JSON.
 fn pod_of(spec: &RunSpec) -> serde_json::Value {
-    let job = serde_json::to_value(manifest::group_job(spec, &p5_pair(), None)).unwrap();
+    let job = serde_json::to_value(manifest::rank_job(spec, &p5_pair(), 0, None)).unwrap();
     job["spec"]["template"]["spec"].clone()
 }
 
@@ -496,6 +510,6 @@ fn golden_injected_non_root_pair() {
     };
     check_golden(
         "injected-non-root.yaml",
-        &manifest::to_yaml(&manifest::group_job(&s, &p5_pair(), None)),
+        &manifest::to_yaml(&manifest::rank_job(&s, &p5_pair(), 0, None)),
     );
 }

@@ -109,6 +109,10 @@ pub struct Args {
         help_heading = "Kubernetes"
     )]
     pub settle: String,
+    /// Exit 0 (on a pass or warning) even when pods that requested GPUs could not be judged
+    /// (pending, no NCCL lines, still in init, unreadable); without it that is exit 4.
+    #[arg(long, requires = "kube", help_heading = "Kubernetes")]
+    pub allow_untested: bool,
     /// Pod logs streamed at once.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STREAMS, requires = "kube", allow_negative_numbers = true,
           value_parser = crate::flags::int::<u32>(1, Some(256)), help_heading = "Kubernetes")]
@@ -306,5 +310,34 @@ fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
             logscan::render::text(&shown) + &cluster::text(&result)
         }
     };
-    print(&rendered, verdict_of(&result.analysis))
+    let outcome = print(&rendered, verdict_of(&result.analysis))?;
+    // Untested is not passed: a GPU pod whose log said nothing is a hole in the verdict.
+    let unjudged: Vec<String> = result
+        .pods
+        .iter()
+        .filter(|p| p.status != cluster::PodStatus::Analyzed && p.facts.gpus > 0)
+        .map(|p| format!("{} ({})", p.facts.pod, p.status.as_str()))
+        .collect();
+    if outcome == Outcome::Pass && !unjudged.is_empty() {
+        if args.allow_untested {
+            crate::say!(
+                "untested: {} GPU pod(s) not judged: {} (accepted with --allow-untested)",
+                unjudged.len(),
+                unjudged.join(", ")
+            );
+        } else {
+            return Err(Error::Infrastructure {
+                what: format!(
+                    "untested: {} GPU pod(s) not judged: {}; the verdict covers only the others",
+                    unjudged.len(),
+                    unjudged.join(", ")
+                ),
+                hint: Some(
+                    "wait for the pods (--follow), or pass --allow-untested to accept it (exit 0)"
+                        .into(),
+                ),
+            });
+        }
+    }
+    Ok(outcome)
 }

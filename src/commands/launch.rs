@@ -183,6 +183,10 @@ pub struct Args {
     /// Test the nodes that pass preflight and list the others, instead of stopping (exit 3).
     #[arg(long)]
     pub skip_ineligible: bool,
+    /// Exit 0 even when nodes asked for were not tested (ineligible with --skip-ineligible,
+    /// alone in their pool, or changed between rounds); without it such a run exits 4.
+    #[arg(long)]
+    pub allow_untested: bool,
     /// Name of the run in object names and labels (default: 6 random hex digits).
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
@@ -215,11 +219,34 @@ pub fn run(args: Args) -> Result<Outcome> {
         let report = kube::launch(&client, &settings, shutdown_signal()).await?;
         print_summary(&report)?;
         crate::say!("results: {}", report.results_path.display());
+        if !report.untested.is_empty() {
+            let list: Vec<String> = report
+                .untested
+                .iter()
+                .map(|(node, why)| format!("{node} ({why})"))
+                .collect();
+            crate::say!(
+                "untested: {} node(s) were asked for and not tested: {}{}",
+                list.len(),
+                list.join(", "),
+                if report.allow_untested {
+                    " (accepted with --allow-untested)"
+                } else {
+                    "; exit 4 unless --allow-untested"
+                }
+            );
+        }
         match report.conclusion() {
             Conclusion::Pass => Ok(Outcome::Pass),
             Conclusion::Fail => Ok(Outcome::Fail),
             Conclusion::Inconclusive => Err(Error::Infrastructure {
-                what: "inconclusive: some groups could not be judged (not scheduled, image pull, or no result)".into(),
+                what: if report.record.pairs.iter().all(|p| p.status == "pass")
+                    && report.verdicts.iter().all(|v| !matches!(v.verdict, Verdict::Inconclusive))
+                {
+                    "inconclusive: every tested pair passed, but not every node asked for was tested (see `untested` above)".into()
+                } else {
+                    "inconclusive: some groups could not be judged (not scheduled, not started, a peer that never ran, or no result)".into()
+                },
                 hint: Some(format!("see the messages above and {}", report.results_path.display())),
             }),
         }
@@ -450,6 +477,7 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
         cleanup_wait: Duration::from_secs(30),
         keep: args.keep,
         skip_ineligible: args.skip_ineligible,
+        allow_untested: args.allow_untested,
         slow_fraction: args.slow_fraction,
         check_access: true,
         out_dir: args
@@ -521,15 +549,15 @@ fn dry_run(args: &Args, settings: &Settings) -> Result<Outcome> {
             "e.g. --gpus-per-node 8 (and --efa-per-node 32 on p5.48xlarge)",
         )
     })?;
-    let token = names::new_token()
-        .map_err(|e| Error::missing(format!("no random source: {e}"), "check /dev/urandom"))?;
-    let yaml = kube::dry_run::render(
-        settings,
-        nodes,
-        gpus,
-        args.efa_per_node.unwrap_or(0),
-        &token,
-    );
+    // Printed YAML lands in terminals, CI logs and tickets: never a real token.
+    let token = "REDACTED-replace-with-a-random-value";
+    if args.efa_per_node.is_none() {
+        crate::say!(
+            "note: --efa-per-node not given: the pods request no EFA devices and no huge pages \
+             and expect no transport (on EFA nodes pass --efa-per-node, e.g. 32 on p5.48xlarge)"
+        );
+    }
+    let yaml = kube::dry_run::render(settings, nodes, gpus, args.efa_per_node.unwrap_or(0), token);
     crate::output::stdout(&yaml).map_err(|e| Error::write("<stdout>", e))?;
     Ok(Outcome::Pass)
 }

@@ -212,6 +212,8 @@ struct PoolState {
     ring: Vec<Vec<(usize, usize)>>,
     /// `full`: the group's outcome.
     full: Option<Outcome>,
+    /// Taken out of later rounds (the node changed: deleted, cordoned...), with why.
+    withdrawn: Vec<Option<String>>,
 }
 
 impl PoolState {
@@ -227,7 +229,12 @@ impl PoolState {
             failed_with: vec![vec![]; n],
             ring: vec![],
             full: None,
+            withdrawn: vec![None; n],
         }
+    }
+
+    fn available(&self, i: usize) -> bool {
+        self.withdrawn[i].is_none()
     }
 
     fn group(&self, pool: usize, members: &[usize]) -> Group {
@@ -290,6 +297,14 @@ impl Planner {
         self.mode
     }
 
+    /// Takes a node out of every later round (it was deleted, cordoned, became NotReady...);
+    /// its verdict keeps what earlier rounds found and says why it was not tested further.
+    pub fn withdraw(&mut self, node: &str, why: &str) {
+        if let Some(&(p, i)) = self.index.get(node) {
+            self.pools[p].withdrawn[i] = Some(why.to_string());
+        }
+    }
+
     /// The next groups to run, or `None` when the plan is complete. Call `record` for every
     /// group of a round before asking for the next one.
     pub fn next_round(&mut self) -> Option<Round> {
@@ -332,6 +347,9 @@ impl Planner {
         let mut groups = vec![];
         for (p, pool) in self.pools.iter().enumerate() {
             for &(a, b) in pool.ring.get(step).map(Vec::as_slice).unwrap_or(&[]) {
+                if !(pool.available(a) && pool.available(b)) {
+                    continue;
+                }
                 groups.push(pool.group(p, &[a, b]));
             }
         }
@@ -360,10 +378,11 @@ impl Planner {
                         pool.state[i],
                         State::Untested | State::Suspect | State::Unjudged
                     ) && pool.tests[i] < MAX_TESTS_PER_NODE
+                        && pool.available(i)
                 })
                 .collect();
             let good: Vec<usize> = (0..pool.nodes.len())
-                .filter(|&i| pool.state[i] == State::Good)
+                .filter(|&i| pool.state[i] == State::Good && pool.available(i))
                 .collect();
             let mut busy = HashSet::new();
             let untried = |a: usize, b: usize| !pool.tested.contains_key(&(a.min(b), a.max(b)));
@@ -401,9 +420,13 @@ impl Planner {
             // every other node has used up its tests): test it once with any node it has not
             // met, a good one first, so that no node ends untested.
             if groups.len() == before {
-                for o in (0..pool.nodes.len()).filter(|&i| pool.state[i] == State::Untested) {
+                for o in (0..pool.nodes.len())
+                    .filter(|&i| pool.state[i] == State::Untested && pool.available(i))
+                {
                     let peer = (0..pool.nodes.len())
-                        .filter(|&b| b != o && !busy.contains(&b) && untried(o, b))
+                        .filter(|&b| {
+                            b != o && !busy.contains(&b) && untried(o, b) && pool.available(b)
+                        })
                         .min_by_key(|&b| (pool.state[b] != State::Good, pool.tests[b]));
                     if let Some(b) = peer
                         && busy.insert(o)
@@ -498,11 +521,16 @@ impl Planner {
             let mut order: Vec<usize> = (0..pool.nodes.len()).collect();
             order.sort_by(|&a, &b| pool.nodes[a].cmp(&pool.nodes[b]));
             for i in order {
-                let (verdict, reason) = match self.mode {
+                let (verdict, mut reason) = match self.mode {
                     Mode::Pairs => pairs_verdict(pool, i),
                     Mode::Ring => ring_verdict(pool, i),
                     Mode::Full => full_verdict(pool),
                 };
+                if let Some(why) = &pool.withdrawn[i]
+                    && !matches!(verdict, Verdict::Pass | Verdict::Fail)
+                {
+                    reason = format!("{reason}; not tested further: {why}");
+                }
                 out.push(NodeVerdict {
                     node: pool.nodes[i].clone(),
                     pool: pool.name.clone(),

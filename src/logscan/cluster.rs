@@ -619,15 +619,29 @@ fn not_checked(_analysis: &Analysis, pods: &[PodReport], out: &mut Vec<Finding>)
     out.push(f);
 }
 
+/// `3 node(s)`, or `3 node(s), 2 with analyzed NCCL lines` when pods without NCCL traffic
+/// (a Ray head) run elsewhere: every pod's node counts.
+fn nodes_said(c: &ClusterAnalysis) -> String {
+    let all: BTreeSet<&str> = c
+        .pods
+        .iter()
+        .filter_map(|p| p.facts.node.as_deref())
+        .collect();
+    if all.len() == c.cluster_nodes.len() {
+        format!("{} node(s)", all.len())
+    } else {
+        format!(
+            "{} node(s), {} with analyzed NCCL lines",
+            all.len(),
+            c.cluster_nodes.len()
+        )
+    }
+}
+
 /// Text for terminals: the pods table (after `render::text` of the analysis).
 pub fn text(c: &ClusterAnalysis) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\npods: {} on {} node(s)",
-        c.pods.len(),
-        c.cluster_nodes.len()
-    );
+    let _ = writeln!(out, "\npods: {} on {}", c.pods.len(), nodes_said(c));
     for line in pod_lines(c) {
         let _ = writeln!(out, "  {line}");
     }
@@ -637,12 +651,7 @@ pub fn text(c: &ClusterAnalysis) -> String {
 /// Markdown: the pods table.
 pub fn markdown(c: &ClusterAnalysis) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "\n#### Pods ({} on {} node(s))\n",
-        c.pods.len(),
-        c.cluster_nodes.len()
-    );
+    let _ = writeln!(out, "\n#### Pods ({} on {})\n", c.pods.len(), nodes_said(c));
     let _ = writeln!(
         out,
         "| pod | node | instance | zone | GPU / EFA / hugepages | NCCL lines | ranks | inter-node | NCCL | status |\n|---|---|---|---|---|---|---|---|---|---|"

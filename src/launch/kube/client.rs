@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::names;
-use super::nodes::{GPU, parse_quantity};
+use super::nodes::{GPU, GpuUse, parse_quantity};
 use crate::error::{Error, Result};
 
 /// Where the client configuration comes from (`--kubeconfig`, `--context`, `--namespace`).
@@ -218,23 +218,29 @@ impl KubeClient {
         let list = Api::<Node>::all(self.client.clone())
             .list(&ListParams::default().labels(selector))
             .await
-            .map_err(|e| self.error(&format!("cannot list nodes matching `{selector}`"), e))?;
+            .map_err(|e| match e {
+                kube::Error::Api(s) if s.code == 400 => bad_selector(selector, &s.message),
+                e => self.error(&format!("cannot list nodes matching `{selector}`"), e),
+            })?;
         Ok(list.items)
     }
 
-    /// GPUs requested by pods bound to each node and not finished, cluster-wide. `None` when
-    /// the user may not list pods outside the namespace (the check is then skipped).
-    pub async fn gpus_in_use(&self) -> Result<Option<HashMap<String, u32>>> {
+    /// GPUs requested by pods bound to each node and not finished, cluster-wide, and which
+    /// pods. `None` when the user may not list pods outside the namespace (the check is then
+    /// skipped).
+    pub async fn gpus_in_use(&self) -> Result<Option<HashMap<String, GpuUse>>> {
         let lp = ListParams::default().fields("status.phase!=Succeeded,status.phase!=Failed");
         let pods = match Api::<Pod>::all(self.client.clone()).list(&lp).await {
             Ok(list) => list.items,
             Err(kube::Error::Api(s)) if s.code == 403 => return Ok(None),
             Err(e) => return Err(self.error("cannot list pods to count GPUs in use", e)),
         };
-        let mut used = HashMap::new();
+        let mut used: HashMap<String, GpuUse> = HashMap::new();
         for pod in pods {
-            let Some(spec) = pod.spec else { continue };
-            let Some(node) = spec.node_name else { continue };
+            let Some(spec) = &pod.spec else { continue };
+            let Some(node) = &spec.node_name else {
+                continue;
+            };
             let gpus: u64 = spec
                 .containers
                 .iter()
@@ -242,7 +248,20 @@ impl KubeClient {
                 .filter_map(|q| parse_quantity(&q.0))
                 .sum();
             if gpus > 0 {
-                *used.entry(node).or_insert(0) += gpus as u32;
+                let meta = &pod.metadata;
+                let leftover = meta
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(names::RUN_LABEL))
+                    .map(|run| format!(", of netcheck run {run} (running, or a leftover)"))
+                    .unwrap_or_default();
+                let entry = used.entry(node.clone()).or_default();
+                entry.gpus += gpus as u32;
+                entry.pods.push(format!(
+                    "{}/{}: {gpus} GPU(s){leftover}",
+                    meta.namespace.as_deref().unwrap_or("?"),
+                    meta.name.as_deref().unwrap_or("?")
+                ));
             }
         }
         Ok(Some(used))
@@ -288,6 +307,49 @@ impl KubeClient {
                 Err(self.error(&format!("cannot delete {kind} `{name}`"), e))
             }
         }
+    }
+
+    /// Deletes an object only if it is still the one with `uid` (a precondition the API server
+    /// checks): never another run's object of the same name. Gone, or replaced, is fine.
+    pub async fn delete_uid<K>(&self, name: &str, uid: &str) -> Result<()>
+    where
+        K: kube::Resource<Scope = NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+        <K as kube::Resource>::DynamicType: Default,
+    {
+        let mut dp = DeleteParams::background();
+        dp.preconditions = Some(kube::api::Preconditions {
+            uid: Some(uid.to_string()),
+            resource_version: None,
+        });
+        match self.api::<K>().delete(name, &dp).await {
+            Ok(_) => Ok(()),
+            // 404: gone already; 409: the name now belongs to another object.
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+            Err(e) => {
+                let kind = K::kind(&Default::default()).to_string();
+                Err(self.error(&format!("cannot delete {kind} `{name}`"), e))
+            }
+        }
+    }
+
+    /// Objects of one kind carrying a label selector.
+    pub async fn labelled<K>(&self, selector: &str) -> Result<Vec<K>>
+    where
+        K: kube::Resource<Scope = NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+        <K as kube::Resource>::DynamicType: Default,
+    {
+        let kind = K::kind(&Default::default()).to_string();
+        self.api::<K>()
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map(|l| l.items)
+            .map_err(|e| self.error(&format!("cannot list {kind}s matching `{selector}`"), e))
     }
 
     pub async fn pods(&self, selector: &str) -> Result<Vec<Pod>> {
@@ -347,7 +409,12 @@ impl KubeClient {
             .list(&lp)
             .await
             .map(|l| l.items)
-            .map_err(|e| self.error(&what, e))
+            .map_err(|e| match (e, selector) {
+                (kube::Error::Api(s), Some(selector)) if s.code == 400 => {
+                    bad_selector(selector, &s.message)
+                }
+                (e, _) => self.error(&what, e),
+            })
     }
 
     /// One pod of the namespace; `None` when there is none of that name.
@@ -464,11 +531,21 @@ impl KubeClient {
                 format!("{what}: cannot authenticate: {e}"),
                 "check the credentials of the kubeconfig user (e.g. `aws sts get-caller-identity`)",
             ),
+            // Configured but not answering (refused, DNS, TLS, timeout): infrastructure,
+            // exit 4 (docs/launch.md's table); no configuration at all is exit 3.
             other => Error::Infrastructure {
                 what: format!("{what}: cannot reach {}: {other}", self.server),
                 hint: Some("check that the cluster is reachable: `kubectl get nodes`".into()),
             },
         }
+    }
+}
+
+/// A label selector the API server cannot parse: the user's input (exit 2).
+fn bad_selector(selector: &str, said: &str) -> Error {
+    Error::Usage {
+        message: format!("`{selector}` is not a valid label selector: {said}"),
+        hint: Some("write it as kubectl does: key=value, key!=value, key in (a,b), key".into()),
     }
 }
 

@@ -166,15 +166,56 @@ pub fn judge(
                 "{} was not scheduled: {}{}",
                 pod_label(pod),
                 message,
-                events_suffix(warnings)
+                events_suffix(warnings, message)
             ),
         ),
+        Finish::PeerNeverRan { peer, failed } => {
+            let why = match &peer.phase {
+                PodPhase::Unscheduled { message } => format!(
+                    "was never scheduled: {message}{}",
+                    events_suffix(warnings, message)
+                ),
+                PodPhase::Starting { reason, message } if reason == "NotCreated" => {
+                    format!("never ran: {message}{}", events_suffix(warnings, message))
+                }
+                PodPhase::Starting { reason, message } => format!(
+                    "never started on its node (still {reason}{}){}",
+                    if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {message}")
+                    },
+                    events_suffix(warnings, message)
+                ),
+                _ => "never ran".to_string(),
+            };
+            let code = failed.exit_code().unwrap_or(-1);
+            let detail = last_words(failed, logs.get(&failed.index).map(String::as_str));
+            let status = if matches!(peer.phase, PodPhase::Unscheduled { .. }) {
+                UNSCHEDULABLE
+            } else {
+                ERROR
+            };
+            (
+                status,
+                format!(
+                    "{} {why}; meanwhile {} exited {code}{detail}: nothing between the nodes \
+                     was tested, so neither node is blamed",
+                    if peer.name.is_empty() {
+                        pod_label(peer)
+                    } else {
+                        peer.describe()
+                    },
+                    pod_label(failed)
+                ),
+            )
+        }
         Finish::Broken { pod, message } => (
             ERROR,
             format!(
                 "{} cannot run: {message}{}",
-                pod_label(pod),
-                events_suffix(warnings)
+                pod.describe(),
+                events_suffix(warnings, message)
             ),
         ),
         Finish::MissingPods { found } => (
@@ -182,7 +223,7 @@ pub fn judge(
             format!(
                 "the Job created {found} of {} pods{}{}",
                 nodes.len(),
-                events_suffix(warnings),
+                events_suffix(warnings, ""),
                 pod_security_hint(warnings)
             ),
         ),
@@ -193,6 +234,11 @@ pub fn judge(
                 running_for.as_secs()
             ),
         ),
+    };
+    // Where the ranks ran, from the pods' own status: a pair on one node is never a pass.
+    let (status, message) = match misplaced(nodes, pods) {
+        Some(why) if matches!(finish, Finish::Exited | Finish::TimedOut { .. }) => (ERROR, why),
+        _ => (status, message),
     };
     let outcome = match status {
         PASS => Outcome::Pass,
@@ -268,9 +314,10 @@ fn analyse_pod_logs(group: &str, logs: &BTreeMap<usize, String>) -> Option<Analy
 }
 
 fn pod_label(pod: &PodView) -> String {
-    match &pod.node {
-        Some(node) => format!("rank {} (node {node})", pod.index),
-        None => format!("rank {} (pod {})", pod.index, pod.name),
+    match (&pod.node, pod.name.is_empty()) {
+        (Some(node), _) => format!("rank {} (node {node})", pod.index),
+        (None, false) => format!("rank {} (pod {})", pod.index, pod.name),
+        (None, true) => format!("rank {}", pod.index),
     }
 }
 
@@ -313,11 +360,54 @@ fn pod_security_hint(warnings: &[String]) -> String {
     )
 }
 
-fn events_suffix(warnings: &[String]) -> String {
+/// The newest warning event, unless it only repeats `said` (the scheduler's message is both
+/// the pod's condition and its FailedScheduling event).
+fn events_suffix(warnings: &[String], said: &str) -> String {
     match warnings.last() {
+        Some(w) if !said.trim().is_empty() && w.contains(said.trim()) => String::new(),
         Some(w) => format!(" [event {w}]"),
         None => String::new(),
     }
+}
+
+/// Whether every rank ran on the node the plan gave it, each on its own node. A group whose
+/// ranks shared a node tested nothing between nodes: `Some(why)` then.
+pub fn misplaced(nodes: &[String], pods: &[PodView]) -> Option<String> {
+    let mut by_node: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut wrong = vec![];
+    for p in pods.iter().filter(|p| p.started()) {
+        let Some(node) = p.node.as_deref() else {
+            continue;
+        };
+        let ranks = by_node.entry(node).or_default();
+        if !ranks.contains(&p.index) {
+            ranks.push(p.index);
+        }
+        if nodes.get(p.index).map(String::as_str) != Some(node) {
+            wrong.push(format!(
+                "rank {} ran on {node}, planned for {}",
+                p.index,
+                nodes.get(p.index).map(String::as_str).unwrap_or("no node")
+            ));
+        }
+    }
+    let shared: Vec<String> = by_node
+        .iter()
+        .filter(|(_, ranks)| ranks.len() > 1)
+        .map(|(node, ranks)| {
+            let list: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
+            format!("ranks {} all ran on {node}", list.join(" and "))
+        })
+        .collect();
+    if shared.is_empty() && wrong.is_empty() {
+        return None;
+    }
+    let mut said = shared;
+    said.extend(wrong);
+    Some(format!(
+        "{}: nothing between nodes was tested (inconclusive, not a pass)",
+        said.join("; ")
+    ))
 }
 
 /// Every pod exited, or one failed and the rest were stopped: which exit explains it.
@@ -636,10 +726,17 @@ mod tests {
                 ),
             ),
         ]);
+        let on = |mut p: PodView, node: &str| {
+            p.node = Some(node.into());
+            p
+        };
         let failed = judge(
             &["node-2".to_string(), "node-3".to_string()],
             &Finish::Exited,
-            &[pod(0, 143, "Error"), pod(1, 1, "Error")],
+            &[
+                on(pod(0, 143, "Error"), "node-2"),
+                on(pod(1, 1, "Error"), "node-3"),
+            ],
             &failed_logs,
             &[],
         );
@@ -698,13 +795,12 @@ mod tests {
         let group = |nodes: [&str; 2], images: [&PodImage; 2]| {
             let logs = BTreeMap::from([(0, record_line(20.0))]);
             let names: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
-            let mut j = judge(
-                &names,
-                &Finish::Exited,
-                &[pod_view(0), pod_view(1)],
-                &logs,
-                &[],
-            );
+            // Each rank on the node the plan gives it.
+            let placed = |i: usize| PodView {
+                node: Some(names[i].clone()),
+                ..pod_view(i)
+            };
+            let mut j = judge(&names, &Finish::Exited, &[placed(0), placed(1)], &logs, &[]);
             j.images = names.into_iter().zip(images.into_iter().cloned()).collect();
             j
         };
@@ -717,6 +813,7 @@ mod tests {
             hugepages_2mi_bytes: 0,
             memory_bytes: 0,
             gpus_in_use: None,
+            gpu_holders: vec![],
         };
         let nodes = [node("n1"), node("n2"), node("n3"), node("n4")];
         let summary = || RunSummary {
@@ -892,6 +989,56 @@ mod tests {
                 .unwrap()
                 .contains("Insufficient vpc.amazonaws.com/efa")
         );
+    }
+
+    /// Both ranks ran on one node: whatever they printed, nothing between nodes was tested.
+    #[test]
+    fn a_pair_that_ran_on_one_node_is_inconclusive_not_a_pass() {
+        let logs = BTreeMap::from([(0, record_line(20.0)), (1, String::new())]);
+        let mut same = [pod(0, 0, "Completed"), pod(1, 0, "Completed")];
+        same[1].node = Some("node-0".into());
+        let j = judge(&nodes(), &Finish::Exited, &same, &logs, &[]);
+        assert_eq!(j.pair.status, ERROR);
+        assert_eq!(j.outcome, Outcome::Inconclusive);
+        let m = j.pair.message.unwrap();
+        assert!(m.contains("ranks 0 and 1 all ran on node-0"), "{m}");
+        assert!(
+            m.contains("rank 1 ran on node-0, planned for node-1"),
+            "{m}"
+        );
+        assert_eq!(misplaced(&nodes(), &[pod(0, 0, "x"), pod(1, 0, "x")]), None);
+    }
+
+    #[test]
+    fn a_peer_that_never_ran_is_inconclusive_with_the_schedulers_words_once() {
+        let said = "0/4 nodes are available: 1 Insufficient nvidia.com/gpu.";
+        let peer = PodView {
+            name: "p1".into(),
+            index: 1,
+            node: None,
+            phase: PodPhase::Unscheduled {
+                message: said.into(),
+            },
+        };
+        let failed = pod(0, 124, "Error");
+        let logs = BTreeMap::from([(0, "error: rendezvous: 1 of 2 nodes did not join\n".into())]);
+        let j = judge(
+            &nodes(),
+            &Finish::PeerNeverRan {
+                peer: peer.clone(),
+                failed: failed.clone(),
+            },
+            &[failed, peer],
+            &logs,
+            &[format!("FailedScheduling: {said}")],
+        );
+        assert_eq!(j.pair.status, UNSCHEDULABLE);
+        assert_eq!(j.outcome, Outcome::Inconclusive);
+        let m = j.pair.message.unwrap();
+        assert!(m.contains("was never scheduled: 0/4 nodes"), "{m}");
+        assert!(m.contains("rank 0 (node node-0) exited 124"), "{m}");
+        assert!(m.contains("neither node is blamed"), "{m}");
+        assert_eq!(m.matches("Insufficient nvidia.com/gpu").count(), 1, "{m}");
     }
 
     #[test]

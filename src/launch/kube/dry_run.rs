@@ -9,7 +9,7 @@ use super::manifest::{self, GroupSpec};
 use super::names;
 use super::nodes::{EFA_HUGEPAGES_BYTES, PodResources};
 
-/// The anchor ConfigMap, the token Secret, then a Job and a Service per group of round 1.
+/// The anchor ConfigMap, the token Secret, then a Job per rank and a Service per group of round 1.
 /// Later rounds of `pairs` mode depend on results, so only their existence is mentioned.
 pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token: &str) -> String {
     let spec = &settings.spec;
@@ -60,7 +60,9 @@ pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token:
             resources: resources.clone(),
             expect: expect.clone(),
         };
-        docs.push(manifest::to_yaml(&manifest::group_job(spec, &group, None)));
+        for job in manifest::group_jobs(spec, &group, None) {
+            docs.push(manifest::to_yaml(&job));
+        }
         docs.push(manifest::to_yaml(&manifest::group_service(
             spec, &group, None,
         )));
@@ -70,10 +72,18 @@ pub fn render(settings: &Settings, nodes: &[String], gpus: u32, efa: u32, token:
         Mode::Ring => "later rounds of the ring follow the same pattern with other pairs",
         Mode::Full => "there are no later rounds",
     };
+    let efa_note = if settings.requirements.efa.is_none() {
+        "# --efa-per-node not given: these pods request no EFA devices and no huge pages and \
+         expect no transport; on EFA nodes pass it (32 on p5.48xlarge).\n"
+    } else {
+        ""
+    };
     format!(
         "# netcheck launch --dry-run: run {run}, mode {mode}, round 1 ({groups} group(s)); {later}.\n\
          # {startup}\n\
-         # Apply:  kubectl apply -f -\n\
+         # Create: kubectl create -f -   (deploy/rbac.yaml grants create, not the patch that apply needs)\n\
+         # The Secret's token is redacted: put a random value there (e.g. `openssl rand -hex 16`).\n\
+         {efa_note}\
          # Remove: kubectl delete -n {ns} configmap,secret,job,service -l {selector}\n\
          # Without the launcher nothing collects results: read them with kubectl logs.\n\
          {sitting_out}---\n{body}",

@@ -9,7 +9,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
 
 use super::client::{KubeClient, REQUIRED_ACCESS};
 use super::collect::{self, Judged, RunSummary};
@@ -47,6 +48,9 @@ pub struct Settings {
     pub cleanup_wait: Duration,
     pub keep: bool,
     pub skip_ineligible: bool,
+    /// Nodes left untested (ineligible, alone in their pool, withdrawn) do not make the run
+    /// inconclusive.
+    pub allow_untested: bool,
     /// A passing pair below this fraction of its pool's median peak bus bandwidth fails.
     pub slow_fraction: f64,
     pub check_access: bool,
@@ -61,6 +65,9 @@ pub struct Report {
     pub verdicts: Vec<NodeVerdict>,
     pub link_failures: Vec<(String, String)>,
     pub results_path: PathBuf,
+    /// Nodes the run was asked to test and did not (ineligible, untested), with why.
+    pub untested: Vec<(String, String)>,
+    pub allow_untested: bool,
 }
 
 /// The overall conclusion, which the command turns into an exit code.
@@ -70,7 +77,8 @@ pub enum Conclusion {
     Pass,
     /// A node or pair failed (exit 1).
     Fail,
-    /// Nothing failed, but some groups could not be judged (exit 4).
+    /// Nothing failed, but some groups could not be judged, or nodes asked for were not
+    /// tested without `--allow-untested` (exit 4).
     Inconclusive,
 }
 
@@ -92,6 +100,7 @@ impl Report {
             .iter()
             .any(|v| v.verdict == Verdict::Inconclusive)
             || self.record.pairs.iter().any(|p| p.status != collect::PASS)
+            || (!self.untested.is_empty() && !self.allow_untested)
         {
             Conclusion::Inconclusive
         } else {
@@ -105,6 +114,12 @@ impl Report {
 pub(super) struct Shared {
     /// Set just before the first create call: from then on there may be something to delete.
     created: AtomicBool,
+    /// This process's mark on the anchor it creates (annotation `netcheck.io/launch`): cleanup
+    /// deletes only the anchor carrying it, and what that anchor owns, never another run's
+    /// objects that share the run id.
+    nonce: String,
+    /// The token Secret's UID once created.
+    secret_uid: Mutex<Option<String>>,
     pub(super) judged: Mutex<Vec<Judged>>,
     nodes: Mutex<Vec<NodeInfo>>,
 }
@@ -116,7 +131,10 @@ pub async fn launch(
     settings: &Settings,
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report> {
-    let shared = Shared::default();
+    let shared = Shared {
+        nonce: names::new_token().unwrap_or_else(|_| names::new_run_id()),
+        ..Default::default()
+    };
     let started_at = crate::results::now_rfc3339();
     let result = tokio::select! {
         r = run(client, settings, &shared, &started_at) => r,
@@ -136,7 +154,8 @@ pub async fn launch(
                 ),
             );
         } else {
-            cleanup(client, settings).await;
+            let secret = shared.secret_uid.lock().expect("not poisoned").clone();
+            cleanup(client, settings, &shared.nonce, secret).await;
         }
     }
     if let Err(e) = &result {
@@ -181,18 +200,37 @@ async fn run(
     if settings.check_access {
         let denied = client.denied(REQUIRED_ACCESS).await?;
         if !denied.is_empty() {
-            let list: Vec<String> = denied.iter().map(|a| a.to_string()).collect();
-            return Err(Error::missing(
-                format!(
-                    "missing permissions in namespace `{}`: {}",
+            // Nodes are cluster-scoped: said as such, not as part of the namespace.
+            let list = |namespaced: bool| -> Vec<String> {
+                denied
+                    .iter()
+                    .filter(|a| a.namespaced == namespaced)
+                    .map(|a| a.to_string())
+                    .collect()
+            };
+            let mut parts = vec![];
+            let (here, everywhere) = (list(true), list(false));
+            if !here.is_empty() {
+                parts.push(format!(
+                    "in namespace `{}`: {}",
                     client.namespace(),
-                    list.join(", ")
-                ),
-                "apply deploy/rbac.yaml (and bind it to your user), or ask a cluster admin to",
+                    here.join(", ")
+                ));
+            }
+            if !everywhere.is_empty() {
+                parts.push(format!("cluster-wide: {}", everywhere.join(", ")));
+            }
+            return Err(Error::missing(
+                format!("missing permissions {}", parts.join("; ")),
+                "apply deploy/rbac.yaml (its Role in the namespace, its ClusterRole for nodes), \
+                 or ask a cluster admin to",
             ));
         }
     }
 
+    // Before preflight: a run with this id holds its nodes' GPUs, and the answer (exit 2)
+    // does not depend on the nodes.
+    refuse_taken_run_id(client, &spec.run).await?;
     let candidates = fetch_nodes(client, &settings.selection).await?;
     let in_use = client.gpus_in_use().await?;
     if in_use.is_none() {
@@ -257,20 +295,50 @@ async fn run(
         )
     })?;
     shared.created.store(true, Ordering::SeqCst);
-    let anchor = client
-        .create(&manifest::anchor_config_map(
-            spec,
-            plan_json(settings, &pools),
-        ))
-        .await?;
+    let mut anchor_map = manifest::anchor_config_map(spec, plan_json(settings, &pools));
+    anchor_map
+        .metadata
+        .annotations
+        .get_or_insert_default()
+        .insert(LAUNCH_ANNOTATION.into(), shared.nonce.clone());
+    let anchor = match client.create(&anchor_map).await {
+        Ok(a) => a,
+        // Another launch took the run id between the check and the create: not ours to
+        // touch, so nothing to clean up either.
+        Err(e) if e.to_string().contains("already exists") => {
+            shared.created.store(false, Ordering::SeqCst);
+            refuse_taken_run_id(client, &spec.run).await?;
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let owner = manifest::owner_reference("v1", "ConfigMap", &anchor.metadata);
-    client
+    let secret = client
         .create(&manifest::token_secret(spec, &token, owner.clone()))
         .await?;
+    *shared.secret_uid.lock().expect("not poisoned") = secret.metadata.uid;
 
     let mut seq = 0;
     let mut finished: Vec<(String, Judged)> = vec![];
-    while let Some(round) = planner.next_round() {
+    let mut withdrawn: Vec<(String, String)> = vec![];
+    let mut rounds = 0;
+    loop {
+        // What changed since the last round: a node deleted, cordoned, NotReady or newly
+        // tainted is not paired again.
+        if rounds > 0 {
+            for (node, why) in recheck(client, settings, &preflight.eligible, &withdrawn).await? {
+                say(
+                    settings,
+                    &format!("node {node} changed since round {rounds}: {why}; not paired again"),
+                );
+                planner.withdraw(&node, &format!("{why} after round {rounds}"));
+                withdrawn.push((node, why));
+            }
+        }
+        let Some(round) = planner.next_round() else {
+            break;
+        };
+        rounds = round.number;
         let nodes: usize = round.groups.iter().map(|g| g.nodes.len()).sum();
         say(
             settings,
@@ -297,10 +365,14 @@ async fn run(
                 resources: resources.clone(),
                 expect: expectation(settings, resources),
             };
-            let job = client
-                .create(&manifest::group_job(spec, &spec_g, owner.clone()))
-                .await?;
-            let job_owner = manifest::owner_reference("batch/v1", "Job", &job.metadata);
+            let mut job_owner = None;
+            for job in manifest::group_jobs(spec, &spec_g, owner.clone()) {
+                let job = client.create(&job).await?;
+                // Rank 0's Job owns the Service.
+                if job_owner.is_none() {
+                    job_owner = manifest::owner_reference("batch/v1", "Job", &job.metadata);
+                }
+            }
             client
                 .create(&manifest::group_service(spec, &spec_g, job_owner))
                 .await?;
@@ -373,12 +445,120 @@ async fn run(
         &all,
     );
     let results_path = save(&record, &settings.out_dir)?;
+    // One entry per node (preflight may have said several things about one).
+    let mut untested: Vec<(String, String)> = vec![];
+    let not_run = verdicts
+        .iter()
+        .filter(|v| v.verdict == Verdict::Untested)
+        .map(|v| (v.node.clone(), v.reason.clone()));
+    for (node, why) in ineligible.iter().cloned().chain(not_run) {
+        match untested.iter_mut().find(|(n, _)| *n == node) {
+            Some((_, said)) => {
+                said.push_str("; ");
+                said.push_str(&why);
+            }
+            None => untested.push((node, why)),
+        }
+    }
     Ok(Report {
         record,
         verdicts,
         link_failures,
         results_path,
+        untested,
+        allow_untested: settings.allow_untested,
     })
+}
+
+/// Annotation on the anchor: which launch process created it.
+const LAUNCH_ANNOTATION: &str = "netcheck.io/launch";
+
+/// Exit 2 when the run id is in use in the namespace (its anchor exists), naming that run.
+async fn refuse_taken_run_id(client: &KubeClient, run: &str) -> Result<()> {
+    let anchors: Vec<ConfigMap> = client.labelled(&names::run_selector(run)).await?;
+    let Some(taken) = anchors.first() else {
+        return Ok(());
+    };
+    let plan: serde_json::Value = taken
+        .data
+        .as_ref()
+        .and_then(|d| d.get("plan.json"))
+        .and_then(|p| serde_json::from_str(p).ok())
+        .unwrap_or_default();
+    let since = plan["started_at"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| {
+            taken
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| t.0.to_string())
+        })
+        .unwrap_or_else(|| "an unknown time".into());
+    let what = match (plan["mode"].as_str(), plan["image"].as_str()) {
+        (Some(mode), Some(image)) => format!(", mode {mode}, image {image}"),
+        _ => String::new(),
+    };
+    Err(Error::Usage {
+        message: format!(
+            "run id `{run}` is taken in namespace `{}`: run {run} (ConfigMap {}, started {since}{what}) is there",
+            client.namespace(),
+            taken.metadata.name.as_deref().unwrap_or("?"),
+        ),
+        hint: Some(format!(
+            "pick another --run-id (or none, for a fresh one); if run {run} is over, remove it with \
+             kubectl delete -n {} configmap,secret,job,service -l {}",
+            client.namespace(),
+            names::run_selector(run)
+        )),
+    })
+}
+
+/// The eligible nodes that changed since preflight (deleted, cordoned, NotReady, newly
+/// tainted), with how; those already withdrawn are not repeated.
+async fn recheck(
+    client: &KubeClient,
+    settings: &Settings,
+    eligible: &[NodeInfo],
+    withdrawn: &[(String, String)],
+) -> Result<Vec<(String, String)>> {
+    let current: Vec<k8s_openapi::api::core::v1::Node> = match &settings.selection {
+        Selection::Nodes(names) => {
+            let mut found = vec![];
+            for name in names {
+                if let Some(node) = client.node(name).await? {
+                    found.push(node);
+                }
+            }
+            found
+        }
+        Selection::Selector(selector) => client.nodes(selector).await?,
+    };
+    let mut changed = vec![];
+    for info in eligible {
+        if withdrawn.iter().any(|(n, _)| *n == info.name) {
+            continue;
+        }
+        let node = current
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some(info.name.as_str()));
+        let why = match node {
+            None if matches!(settings.selection, Selection::Selector(_)) => {
+                "deleted (or no longer matches the selector)".to_string()
+            }
+            None => "deleted".to_string(),
+            Some(node) => {
+                let problems = nodes::node_problems(node, &settings.requirements.tolerations);
+                if problems.is_empty() {
+                    continue;
+                }
+                problems.join("; ")
+            }
+        };
+        changed.push((info.name.clone(), why));
+    }
+    Ok(changed)
 }
 
 fn label(settings: &Settings, nodes: usize) -> String {
@@ -458,41 +638,103 @@ fn plan_json(settings: &Settings, pools: &[(Pool, PodResources)]) -> String {
     .to_string()
 }
 
-/// Deletes everything labelled with the run and waits (bounded) for its pods to go, so the
-/// nodes are free when the command returns. Problems are reported, not raised: the run's own
-/// outcome matters more, and the message says how to finish by hand.
-async fn cleanup(client: &KubeClient, settings: &Settings) {
+/// Deletes what this process created, and only that: the anchor carrying its mark (by UID),
+/// the Jobs that anchor owns, the Services those Jobs own, the Secret (owned by the anchor),
+/// found by label and checked by owner UID, so a create cut short by Ctrl-C is found too and
+/// another run with the same id is never touched. Then waits (bounded) for the pods to go, so
+/// the nodes are free when the command returns. Problems are reported, not raised: the run's
+/// own outcome matters more, and the message says how to finish by hand.
+async fn cleanup(client: &KubeClient, settings: &Settings, nonce: &str, secret: Option<String>) {
     let run = &settings.spec.run;
+    let selector = names::run_selector(run);
     let by_hand = format!(
         "kubectl delete -n {} configmap,secret,job,service,pod -l {}",
         client.namespace(),
-        names::run_selector(run)
+        selector
     );
-    // The anchor first: if we are cut short, the garbage collector removes the rest.
-    let result = async {
-        client.delete::<ConfigMap>(&names::anchor(run)).await?;
-        client.delete_run(run).await
+    let result: Result<Vec<String>> = async {
+        let anchors: Vec<ConfigMap> = client.labelled(&selector).await?;
+        let Some(anchor) = anchors.into_iter().find(|a| {
+            a.metadata
+                .annotations
+                .as_ref()
+                .and_then(|m| m.get(LAUNCH_ANNOTATION))
+                .map(String::as_str)
+                == Some(nonce)
+        }) else {
+            return Ok(vec![]);
+        };
+        let anchor_uid = anchor.metadata.uid.clone().unwrap_or_default();
+        let owned_by = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+                        uids: &[String]| {
+            meta.owner_references
+                .iter()
+                .flatten()
+                .any(|o| uids.contains(&o.uid))
+        };
+        // The Jobs and Services first, then the anchor: if we are cut short, the garbage
+        // collector removes what the anchor owns.
+        let jobs: Vec<Job> = client.labelled(&selector).await?;
+        let mut job_uids = vec![];
+        for job in jobs
+            .iter()
+            .filter(|j| owned_by(&j.metadata, std::slice::from_ref(&anchor_uid)))
+        {
+            let (Some(name), Some(uid)) = (&job.metadata.name, &job.metadata.uid) else {
+                continue;
+            };
+            client.delete_uid::<Job>(name, uid).await?;
+            job_uids.push(uid.clone());
+        }
+        let mut owners = job_uids.clone();
+        owners.push(anchor_uid.clone());
+        let services: Vec<Service> = client.labelled(&selector).await?;
+        for svc in services.iter().filter(|s| owned_by(&s.metadata, &owners)) {
+            if let (Some(name), Some(uid)) = (&svc.metadata.name, &svc.metadata.uid) {
+                client.delete_uid::<Service>(name, uid).await?;
+            }
+        }
+        let name = anchor.metadata.name.clone().unwrap_or_default();
+        client.delete_uid::<ConfigMap>(&name, &anchor_uid).await?;
+        // By name and UID, not by listing (`list secrets` would read every Secret in the
+        // namespace); one whose create was cut short goes with the anchor it is owned by.
+        if let Some(uid) = &secret {
+            client
+                .delete_uid::<k8s_openapi::api::core::v1::Secret>(&names::anchor(run), uid)
+                .await?;
+        }
+        Ok(job_uids)
     }
     .await;
-    if let Err(e) = result {
-        say(
-            settings,
-            &format!("warning: cleanup failed ({e}); finish it with: {by_hand}"),
-        );
-        return;
-    }
+    let job_uids = match result {
+        Ok(uids) => uids,
+        Err(e) => {
+            say(
+                settings,
+                &format!("warning: cleanup failed ({e}); finish it with: {by_hand}"),
+            );
+            return;
+        }
+    };
+    let ours = |pod: &k8s_openapi::api::core::v1::Pod| {
+        pod.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| job_uids.contains(&o.uid))
+    };
     let deadline = Instant::now() + settings.cleanup_wait;
     loop {
-        match client.pods(&names::run_selector(run)).await {
-            Ok(pods) if pods.is_empty() => return,
+        match client.pods(&selector).await {
+            Ok(pods) if !pods.iter().any(ours) => return,
             Ok(pods) if Instant::now() >= deadline => {
                 say(
                     settings,
                     &format!(
                         "warning: {} pod(s) still terminating; check with: kubectl get pods -n {} -l {}",
-                        pods.len(),
+                        pods.iter().filter(|p| ours(p)).count(),
                         client.namespace(),
-                        names::run_selector(run)
+                        selector
                     ),
                 );
                 return;

@@ -104,8 +104,9 @@ async fn read_unless_stalled(
 }
 const PIECES_IN_FLIGHT: usize = 16;
 
-const ANALYZER_ROLE_HINT: &str = "grant the Role `netcheck-analyzer` of deploy/rbac.yaml \
-     (get/list pods, get pods/log) in the namespace, and its ClusterRole for nodes";
+const ANALYZER_ROLE_HINT: &str = "bind the ClusterRole `netcheck-analyzer` of deploy/rbac.yaml \
+     (get/list pods, get pods/log) with a RoleBinding in the job's namespace, and \
+     `netcheck-analyzer-nodes` for nodes";
 
 /// The permission errors of `analyze --kube` name its own Role.
 fn with_role_hint(e: Error) -> Error {
@@ -501,10 +502,35 @@ pub async fn analyze(
     opts: &LogOptions,
     options: Options,
 ) -> Result<ClusterAnalysis> {
+    let mut pods = pods;
+    let gpu_pod = |p: &Pod, c: &str| {
+        p.spec
+            .as_ref()
+            .and_then(|s| s.containers.iter().find(|k| k.name == c))
+            .is_some_and(|k| resource(k, GPU) > 0)
+    };
     let containers: Vec<String> = pods
         .iter()
         .map(|p| container_of(p, opts.container.as_deref()))
         .collect::<Result<_>>()?;
+    // With --follow, pods that request no GPUs (a Ray head, an MPI launcher) run no NCCL of
+    // their own: they are read as they are, after the GPU pods, never waited for, so they
+    // neither hold a stream slot nor keep the run going until the deadline.
+    let mut bystander: Vec<bool> = pods
+        .iter()
+        .zip(&containers)
+        .map(|(p, c)| !gpu_pod(p, c))
+        .collect();
+    let mut containers = containers;
+    if opts.follow.is_some() && bystander.iter().any(|b| *b) && bystander.iter().any(|b| !*b) {
+        let mut order: Vec<usize> = (0..pods.len()).collect();
+        order.sort_by_key(|&i| bystander[i]);
+        pods = reorder(pods, &order);
+        containers = reorder(containers, &order);
+        bystander = reorder(bystander, &order);
+    } else {
+        bystander = vec![false; pods.len()];
+    }
     let deadline = opts.follow.map(|d| Instant::now() + d);
     let slots = Arc::new(Semaphore::new(opts.concurrency.max(1)));
     let fatal: Arc<Mutex<Option<Error>>> = Arc::default();
@@ -527,15 +553,16 @@ pub async fn analyze(
     let spawner = {
         let (client, slots, fatal, opts) =
             (client.clone(), slots.clone(), fatal.clone(), opts.clone());
-        let jobs: Vec<(Pod, String, mpsc::Sender<Piece>)> = pods
+        let jobs: Vec<(Pod, String, mpsc::Sender<Piece>, bool)> = pods
             .into_iter()
             .zip(containers.clone())
             .zip(senders)
-            .map(|((p, c), tx)| (p, c, tx))
+            .zip(bystander)
+            .map(|(((p, c), tx), b)| (p, c, tx, b))
             .collect();
         tokio::spawn(async move {
             let mut tasks = Vec::new();
-            for (pod, container, tx) in jobs {
+            for (pod, container, tx, bystander) in jobs {
                 let Ok(slot) = slots.clone().acquire_owned().await else {
                     break;
                 };
@@ -545,7 +572,7 @@ pub async fn analyze(
                         client: &client,
                         container: &container,
                         opts: &opts,
-                        deadline,
+                        deadline: if bystander { None } else { deadline },
                     };
                     let (stats, pod, error) = stream.run(pod, &tx).await;
                     if let Some(e) = error {
@@ -633,6 +660,15 @@ pub async fn analyze(
         });
     }
     Ok(result)
+}
+
+/// `items` in the order of the indices in `order` (a permutation).
+fn reorder<T>(items: Vec<T>, order: &[usize]) -> Vec<T> {
+    let mut old: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    order
+        .iter()
+        .map(|&i| old[i].take().expect("a permutation"))
+        .collect()
 }
 
 /// One pod's log stream.

@@ -2,8 +2,8 @@
 //! (a misspelt field is a compile error, not a silently dropped key).
 //!
 //! Per run: an anchor ConfigMap (`netcheck-<run>`, holding the plan) that owns everything else,
-//! and a Secret with the rendezvous token. Per group (pair, or a whole pool in `full` mode): an
-//! Indexed Job with one pod per node and no retries, and a headless Service that gives rank 0 a
+//! and a Secret with the rendezvous token. Per group (pair, or a whole pool in `full` mode): a
+//! Job per rank, its pod pinned to that rank's node, with no retries, and a headless Service that gives rank 0 a
 //! DNS name before it is Ready (`publishNotReadyAddresses`). Deleting the anchor deletes the run.
 //! `netcheck launch --dry-run` prints these objects; golden copies live in tests/fixtures/kube/.
 
@@ -13,13 +13,12 @@ use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, ConfigMap, Container, EmptyDirVolumeSource, EnvVar, EnvVarSource,
     HostPathVolumeSource, LocalObjectReference, NodeAffinity, NodeSelector,
-    NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector, PodAffinityTerm,
-    PodAntiAffinity, PodSecurityContext, PodSpec, PodTemplateSpec, ResourceRequirements,
-    SeccompProfile, Secret, SecretKeySelector, SecurityContext, Service, ServicePort, ServiceSpec,
-    Toleration, Volume, VolumeMount,
+    NodeSelectorRequirement, NodeSelectorTerm, ObjectFieldSelector, PodSecurityContext, PodSpec,
+    PodTemplateSpec, ResourceRequirements, SeccompProfile, Secret, SecretKeySelector,
+    SecurityContext, Service, ServicePort, ServiceSpec, Toleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::names::{self, GROUP_LABEL, RUN_LABEL};
@@ -162,7 +161,7 @@ fn group_labels(run: &str, group: &GroupSpec) -> BTreeMap<String, String> {
     labels
 }
 
-/// Labels the Service selects and anti-affinity spreads on: exactly one group's pods.
+/// Labels the Service selects: exactly one group's pods.
 fn group_selector(run: &str, group: &GroupSpec) -> BTreeMap<String, String> {
     BTreeMap::from([
         (RUN_LABEL.into(), run.into()),
@@ -256,37 +255,55 @@ fn ports(spec: &RunSpec) -> impl Iterator<Item = (&'static str, u16)> {
     std::iter::once(("rdzv", spec.port)).chain(fabric)
 }
 
-/// One Indexed Job per group: pod `i` is node rank `i`, pinned to the group's nodes by node
-/// affinity (the scheduler still checks resources) and spread one per node by anti-affinity.
-/// `backoffLimit: 0`: the first failing pod fails the Job, and the Job controller stops the
-/// others instead of leaving them waiting for a peer that is gone.
-pub fn group_job(spec: &RunSpec, group: &GroupSpec, owner: Option<OwnerReference>) -> Job {
-    let name = group.name(&spec.run);
-    let n = group.nodes.len() as i32;
-    let mut metadata = meta(name.clone(), spec, owner);
-    metadata.labels = Some(group_labels(&spec.run, group));
+/// One Job per rank of a group (`netcheck-<run>-g<seq>-<rank>`), its one pod pinned to that
+/// rank's node by a required node affinity on `metadata.name` (the scheduler still checks
+/// resources). One Indexed Job for the whole group could not pin each index to its node: its
+/// affinity listed every node of the group, and pod anti-affinity ignores finished pods, so
+/// a rank that started late could land on the node where its peer had just finished.
+/// The pod's hostname and subdomain give rank 0 its DNS name. `backoffLimit: 0`: a failed
+/// pod is not retried; the launcher stops the other ranks of the group.
+pub fn group_jobs(spec: &RunSpec, group: &GroupSpec, owner: Option<OwnerReference>) -> Vec<Job> {
+    (0..group.nodes.len())
+        .map(|rank| rank_job(spec, group, rank, owner.clone()))
+        .collect()
+}
+
+/// The Job of rank `rank` of `group`.
+pub fn rank_job(
+    spec: &RunSpec,
+    group: &GroupSpec,
+    rank: usize,
+    owner: Option<OwnerReference>,
+) -> Job {
+    let group_name = group.name(&spec.run);
+    let name = names::rank_job(&group_name, rank);
+    let mut labels = group_labels(&spec.run, group);
+    labels.insert(names::RANK_LABEL.into(), rank.to_string());
+    let mut metadata = meta(name, spec, owner);
+    metadata.labels = Some(labels.clone());
     metadata.annotations = Some(group_annotations(group));
     let mut pod_annotations = group_annotations(group);
     // Karpenter must not consolidate a node mid-benchmark; a mesh sidecar would sit in the
     // data path and keep the pod from completing.
     pod_annotations.insert("karpenter.sh/do-not-disrupt".into(), "true".into());
     pod_annotations.insert("sidecar.istio.io/inject".into(), "false".into());
+    let mut pod = pod_spec(spec, group, &group_name, rank);
+    pod.hostname = Some(names::pod_hostname(&group_name, rank));
     Job {
         metadata,
         spec: Some(JobSpec {
-            completion_mode: Some("Indexed".into()),
-            completions: Some(n),
-            parallelism: Some(n),
+            completions: Some(1),
+            parallelism: Some(1),
             backoff_limit: Some(0),
             active_deadline_seconds: Some(spec.deadline_secs),
             ttl_seconds_after_finished: spec.ttl_secs,
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
-                    labels: Some(group_labels(&spec.run, group)),
+                    labels: Some(labels),
                     annotations: Some(pod_annotations),
                     ..Default::default()
                 }),
-                spec: Some(pod_spec(spec, group, &name)),
+                spec: Some(pod),
             },
             ..Default::default()
         }),
@@ -294,7 +311,7 @@ pub fn group_job(spec: &RunSpec, group: &GroupSpec, owner: Option<OwnerReference
     }
 }
 
-fn pod_spec(spec: &RunSpec, group: &GroupSpec, name: &str) -> PodSpec {
+fn pod_spec(spec: &RunSpec, group: &GroupSpec, name: &str, rank: usize) -> PodSpec {
     let shm_volume = match spec.shm {
         Shm::Memory { bytes } => Volume {
             name: "shm".into(),
@@ -320,9 +337,9 @@ fn pod_spec(spec: &RunSpec, group: &GroupSpec, name: &str) -> PodSpec {
         automount_service_account_token: Some(false),
         enable_service_links: Some(false),
         service_account_name: spec.service_account.clone(),
-        affinity: Some(affinity(spec, group)),
+        affinity: Some(affinity(&group.nodes[rank])),
         tolerations: Some(spec.tolerations.clone()),
-        containers: vec![container(spec, group, name)],
+        containers: vec![container(spec, group, name, rank)],
         init_containers: install_container(spec).map(|c| vec![c]),
         image_pull_secrets: image_pull_secrets(spec),
         security_context: pod_security_context(spec),
@@ -473,38 +490,22 @@ pub fn command_and_args(
     }
 }
 
-fn affinity(spec: &RunSpec, group: &GroupSpec) -> Affinity {
+fn affinity(node: &str) -> Affinity {
     Affinity {
-        // matchFields on metadata.name pins to the nodes without bypassing the scheduler
+        // matchFields on metadata.name pins to the node without bypassing the scheduler
         // (spec.nodeName would, and then fail on missing resources instead of waiting). The
-        // API server allows one value per `metadata.name` requirement (422 otherwise), so one
-        // term per node: terms are ORed.
+        // API server allows one value per `metadata.name` requirement (422 otherwise).
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: group
-                    .nodes
-                    .iter()
-                    .map(|node| NodeSelectorTerm {
-                        match_fields: Some(vec![NodeSelectorRequirement {
-                            key: "metadata.name".into(),
-                            operator: "In".into(),
-                            values: Some(vec![node.clone()]),
-                        }]),
-                        ..Default::default()
-                    })
-                    .collect(),
-            }),
-            ..Default::default()
-        }),
-        pod_anti_affinity: Some(PodAntiAffinity {
-            required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
-                label_selector: Some(LabelSelector {
-                    match_labels: Some(group_selector(&spec.run, group)),
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_fields: Some(vec![NodeSelectorRequirement {
+                        key: "metadata.name".into(),
+                        operator: "In".into(),
+                        values: Some(vec![node.to_string()]),
+                    }]),
                     ..Default::default()
-                }),
-                topology_key: "kubernetes.io/hostname".into(),
-                ..Default::default()
-            }]),
+                }],
+            }),
             ..Default::default()
         }),
         ..Default::default()
@@ -520,7 +521,7 @@ pub fn worker_args(spec: &RunSpec, group: &GroupSpec, name: &str) -> Vec<String>
         "--nnodes".into(),
         group.nodes.len().to_string(),
         "--node-rank".into(),
-        // Expanded by the kubelet from the env var below.
+        // Expanded by the kubelet from the env var (each rank's Job sets it).
         "$(NODE_RANK)".into(),
         "--rendezvous".into(),
         format!("{}:{}", names::rank0_host(name, &spec.namespace), spec.port),
@@ -550,7 +551,7 @@ pub fn nccl_net_for(expect: &str) -> Option<&'static str> {
     }
 }
 
-fn container(spec: &RunSpec, group: &GroupSpec, name: &str) -> Container {
+fn container(spec: &RunSpec, group: &GroupSpec, name: &str, rank: usize) -> Container {
     let field = |path: &str| EnvVarSource {
         field_ref: Some(ObjectFieldSelector {
             field_path: path.into(),
@@ -561,10 +562,7 @@ fn container(spec: &RunSpec, group: &GroupSpec, name: &str) -> Container {
     let mut env = vec![
         EnvVar {
             name: "NODE_RANK".into(),
-            value_from: Some(field(&format!(
-                "metadata.annotations['{}']",
-                names::COMPLETION_INDEX_ANNOTATION
-            ))),
+            value: Some(rank.to_string()),
             ..Default::default()
         },
         EnvVar {

@@ -1,8 +1,8 @@
 //! Names and labels of the objects a run creates.
 //!
 //! Names never contain node names, so they are valid whatever the nodes are called:
-//! `netcheck-<run>` (anchor ConfigMap and token Secret) and `netcheck-<run>-g<seq>` (Job and
-//! Service of group `seq`); pods are `netcheck-<run>-g<seq>-<index>` as hostnames. All are
+//! `netcheck-<run>` (anchor ConfigMap and token Secret) and `netcheck-<run>-g<seq>` (Service of
+//! group `seq`) and `netcheck-<run>-g<seq>-<rank>` (the Job of each rank, and its pod's hostname). All are
 //! DNS-1123 labels that also start with a letter (DNS-1035, as Services require), and the
 //! longest (a pod hostname of group 99 999, index 9 999) is 32 characters. Node names travel in
 //! annotations, where any string is fine.
@@ -13,6 +13,8 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const RUN_LABEL: &str = "netcheck.io/run";
 pub const GROUP_LABEL: &str = "netcheck.io/group";
 pub const ROUND_LABEL: &str = "netcheck.io/round";
+/// Label on a rank's Job and pod: the node rank (each rank has its own Job, pinned to its node).
+pub const RANK_LABEL: &str = "netcheck.io/rank";
 /// Annotation on Jobs and pods: the group's nodes, comma-separated, in planning order.
 pub const NODES_ANNOTATION: &str = "netcheck.io/nodes";
 /// Annotation on Jobs and pods: the pool (instance type and zone) the group belongs to.
@@ -69,9 +71,15 @@ pub fn group(run: &str, seq: u32) -> String {
     format!("{TOOL}-{run}-g{seq}")
 }
 
-/// The hostname the Job controller gives the pod with completion index `index`.
+/// The hostname of the pod of rank `index` (set in its pod spec), also the name of the rank's
+/// Job: `netcheck-<run>-g<seq>-<rank>`.
 pub fn pod_hostname(group_name: &str, index: usize) -> String {
     format!("{group_name}-{index}")
+}
+
+/// The Job of one rank of a group (one Job per rank, each pinned to its node).
+pub fn rank_job(group_name: &str, index: usize) -> String {
+    pod_hostname(group_name, index)
 }
 
 /// `<job>-0.<service>.<namespace>.svc`: rank 0's DNS name through the headless Service.

@@ -50,6 +50,15 @@ pub struct NodeInfo {
     pub memory_bytes: u64,
     /// GPUs requested by pods already bound to the node (None: not known).
     pub gpus_in_use: Option<u32>,
+    /// Those pods, as `namespace/name (N GPUs)`; a leftover of a netcheck run says so.
+    pub gpu_holders: Vec<String>,
+}
+
+/// GPUs that pods bound to one node request, and which pods.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GpuUse {
+    pub gpus: u32,
+    pub pods: Vec<String>,
 }
 
 impl NodeInfo {
@@ -76,6 +85,7 @@ impl NodeInfo {
             hugepages_2mi_bytes: quantity(HUGEPAGES_2MI),
             memory_bytes: quantity("memory"),
             gpus_in_use: None,
+            gpu_holders: vec![],
         }
     }
 
@@ -127,12 +137,19 @@ pub struct Preflight {
 
 /// Checks every node against what the run needs. `gpus_in_use` maps node names to GPUs that
 /// pods already bound there request (empty when unknown).
-pub fn assess(nodes: &[Node], req: &Requirements, gpus_in_use: &HashMap<String, u32>) -> Preflight {
+pub fn assess(
+    nodes: &[Node],
+    req: &Requirements,
+    gpus_in_use: &HashMap<String, GpuUse>,
+) -> Preflight {
     let mut problems = vec![];
     let mut candidates = vec![];
     for node in nodes {
         let mut info = NodeInfo::from_node(node);
-        info.gpus_in_use = gpus_in_use.get(&info.name).copied();
+        if let Some(used) = gpus_in_use.get(&info.name) {
+            info.gpus_in_use = Some(used.gpus);
+            info.gpu_holders = used.pods.clone();
+        }
         let found = schedulability_problems(node, &req.tolerations);
         if found.is_empty() {
             candidates.push(info);
@@ -219,6 +236,12 @@ fn known_efa(instance_type: &str) -> Option<u32> {
         .iter()
         .find(|(t, _)| *t == instance_type)
         .map(|&(_, n)| n)
+}
+
+/// What keeps a pod of ours off this node now (not Ready, cordoned, a taint not tolerated,
+/// unhealthy): preflight's checks of the Node object, for the recheck between rounds.
+pub fn node_problems(node: &Node, tolerations: &[Toleration]) -> Vec<String> {
+    schedulability_problems(node, tolerations)
 }
 
 /// Ready, not cordoned, healthy, no taint we don't tolerate.
@@ -339,8 +362,13 @@ fn resource_problems(info: &NodeInfo, res: &PodResources, req: &Requirements) ->
     } else if let Some(used) = info.gpus_in_use
         && info.gpus.saturating_sub(used) < res.gpus
     {
+        let by = if info.gpu_holders.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", info.gpu_holders.join(", "))
+        };
         out.push(format!(
-            "{used} of its {} GPUs are requested by other pods; {} needed",
+            "{used} of its {} GPUs are requested by other pods{by}; {} needed",
             info.gpus, res.gpus
         ));
     }

@@ -2,6 +2,7 @@
 //! exited with what), and when a group is finished. Pure: the launcher polls the pods and feeds
 //! them in with the time, so every rule is unit-tested without a cluster or a clock.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
@@ -62,10 +63,16 @@ pub struct PodView {
 impl PodView {
     pub fn from_pod(pod: &Pod) -> PodView {
         let meta = &pod.metadata;
+        // The rank label of the rank's Job; the completion index of an Indexed Job (older runs).
         let index = meta
-            .annotations
+            .labels
             .as_ref()
-            .and_then(|a| a.get(names::COMPLETION_INDEX_ANNOTATION))
+            .and_then(|l| l.get(names::RANK_LABEL))
+            .or_else(|| {
+                meta.annotations
+                    .as_ref()
+                    .and_then(|a| a.get(names::COMPLETION_INDEX_ANNOTATION))
+            })
             .and_then(|i| i.parse().ok())
             .unwrap_or(0);
         let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
@@ -87,8 +94,17 @@ impl PodView {
     /// `rank 1 (pod x on node y)`, for messages.
     pub fn describe(&self) -> String {
         match &self.node {
-            Some(node) => format!("rank {} on {node}", self.index),
-            None => format!("rank {} (pod {})", self.index, self.name),
+            Some(node) => format!("rank {} (pod {} on node {node})", self.index, self.name),
+            None => format!("rank {} (pod {}, not scheduled)", self.index, self.name),
+        }
+    }
+
+    /// Whether its container ever started (running, or exited from a started container).
+    pub fn started(&self) -> bool {
+        match &self.phase {
+            PodPhase::Running => true,
+            PodPhase::Exited { code, .. } => *code != -1,
+            _ => false,
         }
     }
 }
@@ -197,6 +213,15 @@ pub enum Finish {
     Broken { pod: PodView, message: String },
     /// The Job created fewer pods than nodes within the scheduling timeout.
     MissingPods { found: usize },
+    /// A rank gave up (or failed) while a peer never ran: not scheduled, never started, or
+    /// never created. Nothing between the nodes was tested, whichever timeout fired first.
+    PeerNeverRan {
+        /// The peer as last seen (`Unscheduled`, `Starting`, or a placeholder when its pod
+        /// never existed).
+        peer: PodView,
+        /// The rank that exited non-zero meanwhile.
+        failed: PodView,
+    },
     /// Running longer than the group timeout: a hang.
     TimedOut { running_for: Duration },
 }
@@ -220,6 +245,10 @@ pub struct Tracker {
     pub failed_at: Option<Instant>,
     /// Pods seen so far (a pod that vanishes was evicted or deleted).
     pub seen: Vec<String>,
+    /// The last view of every pod seen, by name.
+    pub last: BTreeMap<String, PodView>,
+    /// Ranks whose container started at some point.
+    pub ran: BTreeSet<usize>,
 }
 
 impl Tracker {
@@ -230,7 +259,33 @@ impl Tracker {
             running_since: None,
             failed_at: None,
             seen: vec![],
+            last: BTreeMap::new(),
+            ran: BTreeSet::new(),
         }
+    }
+
+    /// A rank that never ran, as last seen (a placeholder when no pod of it was ever seen).
+    pub fn never_ran(&self) -> Option<PodView> {
+        (0..self.expected)
+            .filter(|rank| !self.ran.contains(rank))
+            .map(|rank| {
+                // The newest view of that rank: a still-pending pod over an older one.
+                self.last
+                    .values()
+                    .filter(|v| v.index == rank)
+                    .max_by_key(|v| !matches!(v.phase, PodPhase::Exited { .. }))
+                    .cloned()
+                    .unwrap_or_else(|| PodView {
+                        name: String::new(),
+                        index: rank,
+                        node: None,
+                        phase: PodPhase::Starting {
+                            reason: "NotCreated".into(),
+                            message: "its pod was never created".into(),
+                        },
+                    })
+            })
+            .next()
     }
 
     /// Looks at the group's pods at time `now`; `Some` when the group is finished.
@@ -239,6 +294,10 @@ impl Tracker {
             if !self.seen.contains(&p.name) {
                 self.seen.push(p.name.clone());
             }
+            if p.started() {
+                self.ran.insert(p.index);
+            }
+            self.last.insert(p.name.clone(), p.clone());
         }
         if let Some(p) = pods.iter().find(|p| {
             matches!(&p.phase, PodPhase::Starting { reason, .. } if FATAL_WAITING.contains(&reason.as_str()))
@@ -253,10 +312,24 @@ impl Tracker {
         if pods.len() == self.expected && exited == self.expected {
             return Some(Finish::Exited);
         }
-        if pods.iter().any(|p| p.exit_code().is_some_and(|c| c != 0)) {
+        if let Some(failed) = pods.iter().find(|p| p.exit_code().is_some_and(|c| c != 0)) {
             let since = *self.failed_at.get_or_insert(now);
-            // The Job controller deletes the peers of a failed pod: gone counts as stopped.
-            if exited == pods.len() || now.duration_since(since) >= limits.peer_exit_grace {
+            let grace_over = now.duration_since(since) >= limits.peer_exit_grace;
+            // A peer that never ran: the failure (rank 0 giving up on the rendezvous, most
+            // often) says nothing about either node, whichever timeout fired. A peer the
+            // scheduler refused is decided at once; one bound to its node (or not created
+            // yet) gets the grace to start, so a node failing fast is still blamed.
+            if let Some(peer) = self.never_ran() {
+                if grace_over || matches!(peer.phase, PodPhase::Unscheduled { .. }) {
+                    return Some(Finish::PeerNeverRan {
+                        peer,
+                        failed: failed.clone(),
+                    });
+                }
+                return None;
+            }
+            // The launcher stops the peers of a failed pod: gone counts as stopped.
+            if exited == pods.len() || grace_over {
                 return Some(Finish::Exited);
             }
             return None;
@@ -266,7 +339,7 @@ impl Tracker {
             .iter()
             .find(|name| !pods.iter().any(|p| &p.name == *name));
         if let Some(name) = vanished {
-            let pod = PodView {
+            let pod = self.last.get(name).cloned().unwrap_or_else(|| PodView {
                 name: name.clone(),
                 index: 0,
                 node: None,
@@ -274,9 +347,13 @@ impl Tracker {
                     reason: "Deleted".into(),
                     message: String::new(),
                 },
+            });
+            let place = match &pod.node {
+                Some(node) => format!(" on node {node}"),
+                None => String::new(),
             };
             return Some(Finish::Broken {
-                message: format!("pod `{name}` disappeared (evicted, preempted or deleted)"),
+                message: format!("pod `{name}`{place} disappeared (evicted, preempted or deleted)"),
                 pod,
             });
         }
@@ -298,25 +375,42 @@ impl Tracker {
             return (waited >= limits.schedule)
                 .then_some(Finish::MissingPods { found: pods.len() });
         }
-        let placed = pods
-            .iter()
-            .all(|p| !matches!(p.phase, PodPhase::Unscheduled { .. }));
-        if self.running_since.is_none()
-            && placed
-            && pods.iter().any(|p| p.phase == PodPhase::Running)
-        {
+        // The run clock starts once every pod has started: a pod bound to its node but not
+        // started (volume, CNI or device-plugin trouble, a slow pull) is not a hang.
+        let all_started = pods.iter().all(|p| p.started() || p.exit_code().is_some());
+        if self.running_since.is_none() && all_started {
             self.running_since = Some(now);
         }
-        match self.running_since {
-            Some(since) if now.duration_since(since) >= limits.run => Some(Finish::TimedOut {
+        if let Some(since) = self.running_since {
+            return (now.duration_since(since) >= limits.run).then(|| Finish::TimedOut {
                 running_for: now.duration_since(since),
-            }),
-            // Placed but never running (a slow image pull): the scheduling budget applies.
-            None if placed && waited >= limits.schedule + limits.run => Some(Finish::TimedOut {
-                running_for: Duration::ZERO,
-            }),
-            _ => None,
+            });
         }
+        // Placed but not started within the scheduling and run budgets together (a large
+        // image takes minutes to pull): inconclusive, with the kubelet's reason.
+        let start_budget = limits.schedule + limits.run;
+        if waited >= start_budget
+            && let Some(p) = pods
+                .iter()
+                .find(|p| matches!(p.phase, PodPhase::Starting { .. }))
+        {
+            let PodPhase::Starting { reason, message } = &p.phase else {
+                unreachable!()
+            };
+            let message = if message.is_empty() {
+                reason.clone()
+            } else {
+                format!("{reason}: {message}")
+            };
+            return Some(Finish::Broken {
+                pod: p.clone(),
+                message: format!(
+                    "its container did not start within {}s (still {message})",
+                    start_budget.as_secs()
+                ),
+            });
+        }
+        None
     }
 }
 
@@ -455,6 +549,118 @@ mod tests {
             t.update(&running[..1], t0, &LIMITS),
             Some(Finish::Broken { .. })
         ));
+    }
+
+    /// Rank 0 gives up on the rendezvous (exit 124, its worker timeout) while rank 1 is
+    /// still not scheduled: nothing between the nodes ran, whichever timeout fired first.
+    #[test]
+    fn a_failure_while_a_peer_never_ran_blames_no_node() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let pending = PodPhase::Unscheduled {
+            message: "0/4 nodes are available: 1 Insufficient nvidia.com/gpu.".into(),
+        };
+        let mut p1 = view("b", 1, pending.clone());
+        p1.node = None;
+        assert_eq!(
+            t.update(&[view("a", 0, PodPhase::Running), p1.clone()], t0, &LIMITS),
+            None
+        );
+        match t.update(&[view("a", 0, exited(124)), p1.clone()], t0, &LIMITS) {
+            Some(Finish::PeerNeverRan { peer, failed }) => {
+                assert_eq!(peer.index, 1);
+                assert_eq!(peer.phase, pending);
+                assert_eq!(failed.exit_code(), Some(124));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A peer bound to its node but not started yet gets the grace to start: a node that
+        // fails fast is still judged with its peer.
+        let mut t = Tracker::new(2, t0);
+        let starting = view(
+            "b",
+            1,
+            PodPhase::Starting {
+                reason: "ContainerCreating".into(),
+                message: String::new(),
+            },
+        );
+        let half = [view("a", 0, exited(1)), starting.clone()];
+        assert_eq!(t.update(&half, t0, &LIMITS), None);
+        let both = [view("a", 0, exited(1)), view("b", 1, PodPhase::Running)];
+        assert_eq!(t.update(&both, t0 + Duration::from_secs(1), &LIMITS), None);
+        assert_eq!(
+            t.update(&both[..1], t0 + Duration::from_secs(2), &LIMITS),
+            Some(Finish::Exited)
+        );
+        let mut t = Tracker::new(2, t0);
+        assert_eq!(t.update(&half, t0, &LIMITS), None);
+        assert!(matches!(
+            t.update(&half, t0 + Duration::from_secs(11), &LIMITS),
+            Some(Finish::PeerNeverRan { .. })
+        ));
+    }
+
+    /// Bound to its node, never started (volume, CNI, device plugin): inconclusive with the
+    /// kubelet's reason once the scheduling and run budgets are spent, never a hang.
+    #[test]
+    fn a_pod_that_never_starts_is_not_a_hang() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let pods = [
+            view("a", 0, PodPhase::Running),
+            view(
+                "b",
+                1,
+                PodPhase::Starting {
+                    reason: "ContainerCreating".into(),
+                    message: "MountVolume.SetUp failed".into(),
+                },
+            ),
+        ];
+        assert_eq!(
+            t.update(&pods, t0 + Duration::from_secs(159), &LIMITS),
+            None
+        );
+        match t.update(&pods, t0 + Duration::from_secs(160), &LIMITS) {
+            Some(Finish::Broken { pod, message }) => {
+                assert_eq!(pod.index, 1);
+                assert_eq!(pod.node.as_deref(), Some("node-1"));
+                assert!(
+                    message.contains("did not start within 160s")
+                        && message.contains("ContainerCreating: MountVolume.SetUp failed"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // Well past the run timeout too: still not a hang.
+        let mut t = Tracker::new(2, t0);
+        assert!(matches!(
+            t.update(&pods, t0 + Duration::from_secs(500), &LIMITS),
+            Some(Finish::Broken { .. })
+        ));
+    }
+
+    #[test]
+    fn a_vanished_pod_is_named_with_its_node() {
+        let t0 = Instant::now();
+        let mut t = Tracker::new(2, t0);
+        let running = [
+            view("a", 0, PodPhase::Running),
+            view("b", 1, PodPhase::Running),
+        ];
+        t.update(&running, t0, &LIMITS);
+        match t.update(&running[..1], t0, &LIMITS) {
+            Some(Finish::Broken { pod, message }) => {
+                assert_eq!(pod.index, 1);
+                assert!(
+                    message.contains("`b` on node node-1 disappeared"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -74,6 +74,8 @@ struct Active {
     /// Last view of every pod seen, by name (pods deleted by the Job controller stay here).
     known: BTreeMap<String, PodView>,
     followers: HashMap<String, Follower>,
+    /// Set once the other ranks' Jobs were deleted after a rank failed.
+    peers_stopped: bool,
     done: Option<Judged>,
     /// Each pod's image and pulled digest, by pod name (kept once the digest is known).
     images: BTreeMap<String, collect::PodImage>,
@@ -97,6 +99,7 @@ pub(super) async fn watch_round(
             events_checked: None,
             known: BTreeMap::new(),
             followers: HashMap::new(),
+            peers_stopped: false,
             done: None,
             images: BTreeMap::new(),
         })
@@ -152,20 +155,32 @@ pub(super) async fn watch_round(
                 group.known.insert(v.name.clone(), v.clone());
             }
             let mut finish = group.tracker.update(&views, now, &settings.limits);
+            // A rank failed and every peer ran: stop the others (each rank has its own Job,
+            // so no Job controller does it), as the Job controller of one Job would.
             if finish.is_none()
-                && views.is_empty()
+                && !group.peers_stopped
+                && group.tracker.failed_at.is_some()
+                && group.tracker.never_ran().is_none()
+            {
+                group.peers_stopped = true;
+                for v in views.iter().filter(|v| v.exit_code().is_none()) {
+                    let job = names::rank_job(&group.name, v.index);
+                    if let Err(e) = client.delete::<Job>(&job).await {
+                        say(settings, &format!("warning: {e}"));
+                    }
+                }
+            }
+            if finish.is_none()
+                && views.len() < group.spec.nodes.len()
                 && now.duration_since(started) >= events_after
                 && group
                     .events_checked
                     .is_none_or(|t| now.duration_since(t) >= events_after)
             {
                 group.events_checked = Some(now);
-                let refused = client
-                    .warnings("Job", &group.name)
-                    .await
-                    .unwrap_or_default();
+                let refused = job_warnings(client, &group.name, group.spec.nodes.len()).await;
                 if refused.iter().any(|w| w.starts_with("FailedCreate")) {
-                    finish = Some(Finish::MissingPods { found: 0 });
+                    finish = Some(Finish::MissingPods { found: views.len() });
                 }
             }
             if let Some(finish) = finish {
@@ -221,13 +236,16 @@ async fn finish_group(
         logs.insert(view.index, text);
     }
     let warnings = match finish {
-        Finish::Unschedulable { pod, .. } | Finish::Broken { pod, .. } => {
+        Finish::Unschedulable { pod, .. }
+        | Finish::Broken { pod, .. }
+        | Finish::PeerNeverRan { peer: pod, .. }
+            if !pod.name.is_empty() =>
+        {
             client.warnings("Pod", &pod.name).await.unwrap_or_default()
         }
-        Finish::MissingPods { .. } => client
-            .warnings("Job", &group.name)
-            .await
-            .unwrap_or_default(),
+        Finish::MissingPods { .. } | Finish::PeerNeverRan { .. } => {
+            job_warnings(client, &group.name, group.spec.nodes.len()).await
+        }
         _ => vec![],
     };
     let views: Vec<PodView> = group.known.values().cloned().collect();
@@ -237,7 +255,11 @@ async fn finish_group(
         .filter_map(|v| Some((v.node.clone()?, group.images.get(&v.name)?.clone())))
         .collect();
     if !settings.keep {
-        client.delete::<Job>(&group.name).await?;
+        for rank in 0..group.spec.nodes.len() {
+            client
+                .delete::<Job>(&names::rank_job(&group.name, rank))
+                .await?;
+        }
         client.delete::<Service>(&group.name).await?;
     }
     Ok(judged)
@@ -257,6 +279,20 @@ fn note_images(
             images.insert(name, image);
         }
     }
+}
+
+/// The warning events of a group's rank Jobs (why a Job created no pod), oldest first.
+async fn job_warnings(client: &KubeClient, group: &str, ranks: usize) -> Vec<String> {
+    let mut all = vec![];
+    for rank in 0..ranks {
+        all.extend(
+            client
+                .warnings("Job", &names::rank_job(group, rank))
+                .await
+                .unwrap_or_default(),
+        );
+    }
+    all
 }
 
 fn progress_line(j: &Judged) -> String {
