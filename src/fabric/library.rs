@@ -89,6 +89,29 @@ impl Libfabric {
         }
     }
 
+    /// Loads the libfabric at `path` (e.g. the copy a plugin already mapped).
+    pub fn load_path(path: &Path) -> std::result::Result<Libfabric, String> {
+        Self::open(path)
+    }
+
+    /// The release version (`fi_tostr(…, FI_TYPE_VERSION)`, libfabric's PACKAGE_VERSION,
+    /// e.g. "1.22.0amzn4.0"); `None` when the library does not say.
+    pub fn release(&self) -> Option<String> {
+        let tostr = self.tostr?;
+        let dummy = 0u64;
+        // SAFETY: for FI_TYPE_VERSION fi_tostr does not read `data` (a valid u64 anyway) and
+        // returns a thread-local buffer holding the package version, copied out here.
+        let text = unsafe {
+            cstr_or(
+                Some(tostr(&dummy as *const u64 as *const c_void, ffi::FI_TYPE_VERSION)),
+                "",
+            )
+        };
+        let text = text.trim();
+        (!text.is_empty() && text.starts_with(|c: char| c.is_ascii_digit()))
+            .then(|| text.to_string())
+    }
+
     /// Tries each candidate in order; the error lists every attempt.
     pub fn search(candidates: &[&str]) -> Result<Libfabric> {
         let mut tried = Vec::new();

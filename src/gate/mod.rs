@@ -243,6 +243,8 @@ pub enum CheckKind {
     Status,
     Pair,
     Coverage,
+    /// The versions of the stack the hosts loaded (`--min-nccl`, `--min-ofi-plugin`).
+    Stack,
 }
 
 impl CheckKind {
@@ -257,6 +259,7 @@ impl CheckKind {
             CheckKind::Status => "status",
             CheckKind::Pair => "pair",
             CheckKind::Coverage => "coverage",
+            CheckKind::Stack => "stack",
         }
     }
 }

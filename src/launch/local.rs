@@ -591,6 +591,9 @@ fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str
                 .or_else(|| Some(cuda_driver.to_string())),
             ..Default::default()
         });
+        if host.stack.is_none() {
+            host.stack = r.stack.clone();
+        }
         if let Some(g) = &r.gpu
             && !host.gpus.iter().any(|x| x.index == g.index)
         {
@@ -875,6 +878,12 @@ fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
         for f in a.findings.iter().filter(|f| f.severity == Severity::Warn) {
             eprintln!("netcheck: warning: {} [{}]", f.message, f.id);
         }
+    }
+    for g in crate::results::stack::groups(record) {
+        eprintln!("netcheck: stack: {}", g.text());
+    }
+    for d in crate::results::stack::differences(record) {
+        eprintln!("netcheck: warning: {d}");
     }
     if record.world_size == Some(1) {
         if let Some(span) = one_gpu_times(&record.rows) {
