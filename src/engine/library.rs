@@ -26,12 +26,25 @@ pub struct NcclLibrary {
 /// `LD_LIBRARY_PATH`, `NCCL_HOME`, the system paths, a Python wheel, a conda environment.
 /// Duplicates (the same file through links) are listed once.
 pub fn find_nccl_libraries() -> Vec<NcclLibrary> {
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let env = process_env();
     let mut found = find_nccl_libraries_in(&Search::system(&env));
     for l in &mut found {
         l.version = read_version(&l.path);
     }
     found
+}
+
+/// This process's environment as text (a value that is not UTF-8 is kept lossily rather than
+/// panicking as `std::env::vars` does).
+pub fn process_env() -> std::collections::BTreeMap<String, String> {
+    std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
 }
 
 /// Where to look: a root folder (`/`, or a fake image tree in tests) and the environment the

@@ -95,7 +95,7 @@ pub fn collect(
         .ok()
         .filter(|p| !p.contains('%'))
         .and_then(|p| read_head(Path::new(&p), 4 << 20));
-    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let env = crate::engine::library::process_env();
     let mut s = from_parts(&maps, log.as_deref(), &env, nccl_version);
     s.cuda_driver = cuda_driver;
     s.kernel_driver = kernel_driver;

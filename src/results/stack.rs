@@ -160,19 +160,31 @@ impl StackGroup {
 /// How the record names a host's image: the digest the kubelet pulled when known
 /// (`repo@sha256:…`), else the reference.
 pub fn image_of(host: &HostInfo) -> Option<String> {
-    match (&host.image, &host.image_id) {
-        (Some(image), Some(id)) if !id.is_empty() => {
-            let digest = id.rsplit_once('@').map_or(id.as_str(), |(_, d)| d);
-            let repo = image.split('@').next().unwrap_or(image);
-            if digest.starts_with("sha256:") {
-                Some(format!("{repo}@{digest}"))
-            } else {
-                Some(image.clone())
-            }
+    let id = host
+        .image_id
+        .as_deref()
+        .map(|i| i.trim_start_matches("docker-pullable://"))
+        .filter(|i| !i.is_empty());
+    match (host.image.as_deref(), id) {
+        // The kubelet's `repo@sha256:…` names the pulled image exactly.
+        (_, Some(id)) if id.contains("@sha256:") => Some(id.to_string()),
+        // A bare digest: the reference's repository (without its tag) and the digest.
+        (Some(image), Some(id)) if id.starts_with("sha256:") => {
+            Some(format!("{}@{id}", repository(image)))
         }
-        (Some(image), _) => Some(image.clone()),
-        (None, Some(id)) if !id.is_empty() => Some(id.clone()),
-        _ => None,
+        (Some(image), _) => Some(image.to_string()),
+        (None, Some(id)) => Some(id.to_string()),
+        (None, None) => None,
+    }
+}
+
+/// `registry:5000/team/img:tag` or `…@sha256:…` → `registry:5000/team/img`.
+fn repository(image: &str) -> &str {
+    let image = image.split('@').next().unwrap_or(image);
+    let name_start = image.rfind('/').map_or(0, |i| i + 1);
+    match image[name_start..].find(':') {
+        Some(colon) => &image[..name_start + colon],
+        None => image,
     }
 }
 
@@ -364,6 +376,28 @@ pub(crate) mod tests {
         // The same stack everywhere: nothing to say.
         r.hosts.truncate(2);
         assert!(differences(&r).is_empty());
+    }
+
+    #[test]
+    fn the_image_is_named_by_the_digest_the_kubelet_pulled() {
+        let named = |image: Option<&str>, id: Option<&str>| {
+            image_of(&HostInfo {
+                image: image.map(str::to_string),
+                image_id: id.map(str::to_string),
+                ..Default::default()
+            })
+        };
+        let tagged = Some("registry:5000/team/train:v1");
+        assert_eq!(
+            named(tagged, Some("sha256:abc")).as_deref(),
+            Some("registry:5000/team/train@sha256:abc")
+        );
+        assert_eq!(
+            named(tagged, Some("docker-pullable://registry:5000/team/train@sha256:abc")).as_deref(),
+            Some("registry:5000/team/train@sha256:abc")
+        );
+        assert_eq!(named(tagged, Some("")).as_deref(), tagged);
+        assert_eq!(named(None, None), None);
     }
 
     #[test]
