@@ -59,7 +59,9 @@ fn version_needs(path: &Path) -> (Vec<(String, String)>, Vec<String>) {
     let sections = header.sections(endian, data).expect("section table");
     let mut needs = vec![];
     if let Some((mut verneed, link)) = sections.gnu_verneed(endian, data).expect("verneed") {
-        let strings = sections.strings(endian, data, link).expect("verneed strings");
+        let strings = sections
+            .strings(endian, data, link)
+            .expect("verneed strings");
         while let Some((need, mut aux)) = verneed.next().expect("verneed entry") {
             let file = String::from_utf8_lossy(need.file(endian, strings).expect("vn_file"));
             while let Some(a) = aux.next().expect("vernaux entry") {
@@ -71,7 +73,9 @@ fn version_needs(path: &Path) -> (Vec<(String, String)>, Vec<String>) {
     let mut needed = vec![];
     for section in sections.iter() {
         if let Some((dyns, link)) = section.dynamic(endian, data).expect("dynamic section") {
-            let strings = sections.strings(endian, data, link).expect("dynamic strings");
+            let strings = sections
+                .strings(endian, data, link)
+                .expect("dynamic strings");
             for d in dyns {
                 if d.tag32(endian) == Some(object::elf::DT_NEEDED as i32) {
                     let name = d.string(endian, strings).expect("DT_NEEDED name");
@@ -160,13 +164,22 @@ fn the_reader_finds_the_glibc_needs_of_a_normal_build_and_the_judge_rejects_newe
     let me = std::env::current_exe().unwrap();
     let (needs, needed) = version_needs(&me);
     assert!(
-        needs.iter().any(|(f, v)| f == "libc.so.6" && v.starts_with("GLIBC_2.")),
+        needs
+            .iter()
+            .any(|(f, v)| f == "libc.so.6" && v.starts_with("GLIBC_2.")),
         "{needs:?}"
     );
     assert!(needed.iter().any(|n| n == "libc.so.6"), "{needed:?}");
     let need = |v: &str| ("libc.so.6".to_string(), v.to_string());
     assert_eq!(
-        judge(&[need("GLIBC_2.2.5"), need("GLIBC_2.28"), need("GLIBC_PRIVATE")], FLOOR),
+        judge(
+            &[
+                need("GLIBC_2.2.5"),
+                need("GLIBC_2.28"),
+                need("GLIBC_PRIVATE")
+            ],
+            FLOOR
+        ),
         Ok((2, 28))
     );
     let err = judge(&[need("GLIBC_2.17"), need("GLIBC_2.34")], FLOOR).unwrap_err();

@@ -170,7 +170,8 @@ pub fn run(mut args: Args) -> Result<Outcome> {
 /// A version to require: `2.27`, `2.27.7`, `1.14` (numbers and dots).
 fn parse_min_version(v: &str) -> std::result::Result<String, String> {
     let ok = !v.is_empty()
-        && v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        && v.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     if ok {
         Ok(v.to_string())
     } else {

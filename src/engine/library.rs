@@ -229,10 +229,7 @@ pub fn expand(base: &Path, components: &[&str]) -> Vec<PathBuf> {
             names.into_iter().map(|n| base.join(n)).collect()
         }
     };
-    matches
-        .into_iter()
-        .flat_map(|m| expand(&m, rest))
-        .collect()
+    matches.into_iter().flat_map(|m| expand(&m, rest)).collect()
 }
 
 /// The library `run` uses, or exit 3 with what to install.
@@ -490,7 +487,11 @@ mod tests {
             &[("LD_LIBRARY_PATH", "/usr/lib/x86_64-linux-gnu")],
         );
         let sources: Vec<&str> = found.iter().map(|(_, s)| s.as_str()).collect();
-        assert_eq!(sources, ["LD_LIBRARY_PATH", "python wheel", "conda"], "{found:?}");
+        assert_eq!(
+            sources,
+            ["LD_LIBRARY_PATH", "python wheel", "conda"],
+            "{found:?}"
+        );
     }
 
     #[test]

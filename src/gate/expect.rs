@@ -64,7 +64,10 @@ fn stack_versions(input: &GateInput) -> Vec<Case> {
         .collect();
     let judge = |what: &str, min: &str, who: &str, have: Option<&str>| -> Check {
         let Some(want) = version_parts(min) else {
-            return Check::fail(kind, format!("the required {what} version `{min}` is not a version number"));
+            return Check::fail(
+                kind,
+                format!("the required {what} version `{min}` is not a version number"),
+            );
         };
         match have.map(|h| (h, version_parts(h))) {
             Some((h, Some(parts))) if at_least(&parts, &want) => {
@@ -76,9 +79,14 @@ fn stack_versions(input: &GateInput) -> Vec<Case> {
             ),
             Some((h, None)) => Check::fail(
                 kind,
-                format!("{who}: {what} version `{h}` cannot be compared with {min} (an untagged build?)"),
+                format!(
+                    "{who}: {what} version `{h}` cannot be compared with {min} (an untagged build?)"
+                ),
             ),
-            None => Check::fail(kind, format!("{who}: no {what} version recorded (required: at least {min})")),
+            None => Check::fail(
+                kind,
+                format!("{who}: no {what} version recorded (required: at least {min})"),
+            ),
         }
     };
     let mut cases = vec![];
@@ -86,7 +94,12 @@ fn stack_versions(input: &GateInput) -> Vec<Case> {
         let mut checks: Vec<Check> = stacks
             .iter()
             .map(|(host, s)| {
-                judge("NCCL", min, host, s.nccl.as_ref().and_then(|n| n.version.as_deref()))
+                judge(
+                    "NCCL",
+                    min,
+                    host,
+                    s.nccl.as_ref().and_then(|n| n.version.as_deref()),
+                )
             })
             .collect();
         if checks.is_empty() {
@@ -94,7 +107,12 @@ fn stack_versions(input: &GateInput) -> Vec<Case> {
                 .nccl
                 .iter()
                 .map(|n| n.version.as_str())
-                .chain(record.analysis.iter().flat_map(|a| a.nccl_versions.iter().map(String::as_str)))
+                .chain(
+                    record
+                        .analysis
+                        .iter()
+                        .flat_map(|a| a.nccl_versions.iter().map(String::as_str)),
+                )
                 .filter(|v| !v.is_empty())
                 .collect();
             versions.sort_unstable();
@@ -116,7 +134,9 @@ fn stack_versions(input: &GateInput) -> Vec<Case> {
                 Some(p) => judge("aws-ofi-nccl", min, host, p.version.as_deref()),
                 None => Check::fail(
                     kind,
-                    format!("{host}: NCCL loaded no net plugin (required: aws-ofi-nccl {min} or newer)"),
+                    format!(
+                        "{host}: NCCL loaded no net plugin (required: aws-ofi-nccl {min} or newer)"
+                    ),
                 ),
             })
             .collect();
@@ -417,10 +437,16 @@ mod stack_tests {
         });
         let f = stack_failures(&r, Some("2.27.3"), Some("1.14"));
         assert_eq!(f.len(), 2, "{f:?}");
-        assert_eq!(f[0], "the run: NCCL 2.23.4 is older than the required 2.27.3");
+        assert_eq!(
+            f[0],
+            "the run: NCCL 2.23.4 is older than the required 2.27.3"
+        );
         assert!(f[1].contains("record no loaded stack"), "{f:?}");
         r.nccl = None;
         let f = stack_failures(&r, Some("2.27"), None);
-        assert_eq!(f, ["the run: no NCCL version recorded (required: at least 2.27)"]);
+        assert_eq!(
+            f,
+            ["the run: no NCCL version recorded (required: at least 2.27)"]
+        );
     }
 }

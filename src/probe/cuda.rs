@@ -120,7 +120,10 @@ pub fn probe(search: &Search, maps: Option<&str>) -> CudaFacts {
             image.push((v, shown(search, &txt)));
         }
     }
-    for cudart in expand(&search.at("/usr/local"), &["cuda*", "lib64", "libcudart.so.*"]) {
+    for cudart in expand(
+        &search.at("/usr/local"),
+        &["cuda*", "lib64", "libcudart.so.*"],
+    ) {
         // libcudart.so.12.8.90: the full version is in the file name.
         let name = cudart.file_name().unwrap_or_default().to_string_lossy();
         let v = name.trim_start_matches("libcudart.so.");
@@ -137,7 +140,10 @@ pub fn probe(search: &Search, maps: Option<&str>) -> CudaFacts {
         }
     }
     image.dedup();
-    let compat_files = expand(&search.at("/usr/local"), &["cuda*", "compat", "libcuda.so.*"]);
+    let compat_files = expand(
+        &search.at("/usr/local"),
+        &["cuda*", "compat", "libcuda.so.*"],
+    );
     let dirs = super::plugins::loader_dirs(
         search,
         search.env.get("LD_LIBRARY_PATH").map(String::as_str),
@@ -160,7 +166,11 @@ fn shown(search: &Search, p: &Path) -> String {
 }
 
 fn torch_version_files(search: &Search) -> Vec<PathBuf> {
-    let mut prefixes = vec![search.at("/usr"), search.at("/usr/local"), search.at("/opt/conda")];
+    let mut prefixes = vec![
+        search.at("/usr"),
+        search.at("/usr/local"),
+        search.at("/opt/conda"),
+    ];
     if let Some(v) = search.env.get("VIRTUAL_ENV") {
         prefixes.push(search.at(v));
     }
@@ -217,9 +227,10 @@ pub fn check(facts: &CudaFacts, kernel_module: Option<&str>, driver_api: Option<
     if let Some(k) = kernel_module {
         evidence.push(format!(
             "kernel module {k}{}",
-            native.map_or(" (not in netcheck's driver table)".into(), |(a, b)| format!(
-                ": runs CUDA {a}.{b} natively"
-            ))
+            native.map_or(
+                " (not in netcheck's driver table)".into(),
+                |(a, b)| format!(": runs CUDA {a}.{b} natively")
+            )
         ));
     }
     if let Some(d) = driver_api {
@@ -228,7 +239,10 @@ pub fn check(facts: &CudaFacts, kernel_module: Option<&str>, driver_api: Option<
     if let Some(l) = &facts.libcuda_loaded {
         evidence.push(format!("libcuda loaded: {}", l.display()));
     } else if let Some(l) = &facts.libcuda_first {
-        evidence.push(format!("libcuda.so.1 the loader opens first: {}", l.display()));
+        evidence.push(format!(
+            "libcuda.so.1 the loader opens first: {}",
+            l.display()
+        ));
     }
     for f in &facts.compat_files {
         evidence.push(format!("compat library in the image: {}", f.display()));
@@ -310,8 +324,11 @@ pub fn check(facts: &CudaFacts, kernel_module: Option<&str>, driver_api: Option<
         fmt(image)
     );
     if in_use {
-        return Check::ok(ID, format!("{older}; CUDA forward-compatibility libraries are in use"))
-            .with_evidence(evidence);
+        return Check::ok(
+            ID,
+            format!("{older}; CUDA forward-compatibility libraries are in use"),
+        )
+        .with_evidence(evidence);
     }
     let hint = if facts.compat_files.is_empty() {
         "upgrade the node's driver, or use an image built for this driver's CUDA (forward compatibility needs the cuda-compat package and a data-center GPU)"
@@ -384,7 +401,10 @@ mod tests {
                 "/usr/local/cuda-13.0/version.json",
                 r#"{"cuda": {"name": "CUDA SDK", "version": "13.0.1"}}"#,
             ),
-            ("/usr/local/cuda-11.0/version.txt", "CUDA Version 11.0.207\n"),
+            (
+                "/usr/local/cuda-11.0/version.txt",
+                "CUDA Version 11.0.207\n",
+            ),
             ("/usr/local/cuda/lib64/libcudart.so.12.8.90", ""),
             (
                 "/usr/local/lib/python3.12/site-packages/torch/version.py",
@@ -420,7 +440,10 @@ mod tests {
         assert!(!f.compat_in_use());
         let c = check(&f, Some("535.183.01"), Some("12.2"));
         assert_eq!(c.status, Status::Fail, "{c:?}");
-        assert!(c.summary.contains("older than the image's CUDA 13.0"), "{c:?}");
+        assert!(
+            c.summary.contains("older than the image's CUDA 13.0"),
+            "{c:?}"
+        );
         assert!(c.hint.as_deref().unwrap().contains("entrypoint"));
         // Through the entrypoint: the compat library is what got loaded.
         let maps = format!("7f00-7f01 r-xp 0 08:01 1 {COMPAT}\n");
@@ -428,7 +451,10 @@ mod tests {
         assert!(f.compat_in_use());
         let c = check(&f, Some("535.183.01"), Some("13.0"));
         assert_eq!(c.status, Status::Ok, "{c:?}");
-        assert!(c.summary.contains("forward-compatibility libraries are in use"));
+        assert!(
+            c.summary
+                .contains("forward-compatibility libraries are in use")
+        );
         // Nothing loaded yet (no GPU here): the loader's first libcuda decides, and
         // LD_LIBRARY_PATH puts the compat folder first.
         let f = facts(
@@ -473,6 +499,9 @@ mod tests {
             mapped(maps, "libcuda.so"),
             vec![PathBuf::from("/a/libcuda.so.580.65.06")]
         );
-        assert_eq!(mapped(maps, "libnccl"), vec![PathBuf::from("/b/libnccl.so.2")]);
+        assert_eq!(
+            mapped(maps, "libnccl"),
+            vec![PathBuf::from("/b/libnccl.so.2")]
+        );
     }
 }

@@ -124,10 +124,7 @@ pub fn collect(
         std::mem::forget(lib);
     }
     if s.cuda_runtime.is_none() {
-        let facts = super::cuda::probe(
-            &crate::engine::library::Search::system(&env),
-            Some(&maps),
-        );
+        let facts = super::cuda::probe(&crate::engine::library::Search::system(&env), Some(&maps));
         s.cuda_runtime = facts.image_cuda().map(|(a, b)| format!("{a}.{b}"));
     }
     s
@@ -177,7 +174,12 @@ ip-10-0-0-1:42:42 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)
         assert_eq!(s.schema, "netcheck.stack.v1");
         let nccl = s.nccl.as_ref().unwrap();
         assert_eq!(nccl.version.as_deref(), Some("2.29.7"));
-        assert!(nccl.path.as_deref().unwrap().ends_with("nvidia/nccl/lib/libnccl.so.2"));
+        assert!(
+            nccl.path
+                .as_deref()
+                .unwrap()
+                .ends_with("nvidia/nccl/lib/libnccl.so.2")
+        );
         let p = s.net_plugin.as_ref().unwrap();
         assert_eq!(p.name.as_deref(), Some("Libfabric"));
         assert_eq!(p.interface.as_deref(), Some("v10"));
@@ -200,7 +202,8 @@ ip-10-0-0-1:42:42 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)
         assert_eq!(s.libfabric, None);
         assert_eq!(s.cuda_compat, None);
         // An untagged 1.19+ build prints its m4 macro, not a version.
-        let log = "NET/OFI Initializing aws-ofi-nccl m4_normalize(fatal_esyscmd([m4/get_version.sh]";
+        let log =
+            "NET/OFI Initializing aws-ofi-nccl m4_normalize(fatal_esyscmd([m4/get_version.sh]";
         let maps = "1-2 r-xp 0 0:0 1 /opt/amazon/ofi-nccl/lib/libnccl-net.so\n";
         let s = from_parts(maps, Some(log), &BTreeMap::new(), None);
         assert_eq!(s.net_plugin.unwrap().version, None);

@@ -367,7 +367,10 @@ pub fn check(facts: &PluginFacts, efa_devices: usize, required: bool) -> Check {
                     .take(12)
                     .map(|d| d.display().to_string())
                     .collect();
-                evidence.push(format!("NCCL's dlopen({name}) searches {}", shown.join(":")));
+                evidence.push(format!(
+                    "NCCL's dlopen({name}) searches {}",
+                    shown.join(":")
+                ));
             }
             let check = if needed {
                 Check::fail(
@@ -515,16 +518,21 @@ mod tests {
         let body = "aws-ofi-nccl 1.21.1";
         // The DLC: the plugin folder on LD_LIBRARY_PATH, NCCL opens libnccl-net.so.
         let root = image(&[(OFI_DEFAULT, body), (OFI, body)]);
-        let dlc = [("LD_LIBRARY_PATH", "/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib")];
+        let dlc = [(
+            "LD_LIBRARY_PATH",
+            "/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib",
+        )];
         let (got, facts) = resolved(root.path(), &dlc);
         assert_eq!(got.as_deref(), Some(OFI_DEFAULT));
         assert_eq!(facts.plugins.len(), 2, "{facts:?}");
-        assert!(facts.plugins.iter().all(|p| p.version.as_deref() == Some("1.21.1")));
-        // NCCL_NET_PLUGIN as a name: libnccl-net-<name>.so on the same path.
-        let (got, _) = resolved(
-            root.path(),
-            &[dlc[0], ("NCCL_NET_PLUGIN", "ofi")],
+        assert!(
+            facts
+                .plugins
+                .iter()
+                .all(|p| p.version.as_deref() == Some("1.21.1"))
         );
+        // NCCL_NET_PLUGIN as a name: libnccl-net-<name>.so on the same path.
+        let (got, _) = resolved(root.path(), &[dlc[0], ("NCCL_NET_PLUGIN", "ofi")]);
         assert_eq!(got.as_deref(), Some(OFI));
         // As a path: that file, wherever it is.
         let (got, facts) = resolved(root.path(), &[("NCCL_NET_PLUGIN", OFI)]);
@@ -536,10 +544,7 @@ mod tests {
         assert_eq!(facts.plugins.len(), 2);
         let c = check(&facts, 4, false);
         assert_eq!(c.status, Status::Fail, "{c:?}");
-        assert!(
-            c.evidence.iter().any(|e| e.contains("searches")),
-            "{c:?}"
-        );
+        assert!(c.evidence.iter().any(|e| e.contains("searches")), "{c:?}");
         // `none` disables plugins.
         let (got, facts) = resolved(root.path(), &[dlc[0], ("NCCL_NET_PLUGIN", "none")]);
         assert_eq!((got, facts.nccl_opens), (None, None));
@@ -549,11 +554,17 @@ mod tests {
     fn ld_so_conf_folders_and_the_default_folders_are_searched_after_ld_library_path() {
         // The EFA installer registers its folders with ldconfig through ld.so.conf.d.
         let root = image(&[
-            ("/etc/ld.so.conf", "# comment
+            (
+                "/etc/ld.so.conf",
+                "# comment
 include /etc/ld.so.conf.d/*.conf
-"),
-            ("/etc/ld.so.conf.d/aws-ofi-nccl.conf", "/opt/amazon/ofi-nccl/lib
-"),
+",
+            ),
+            (
+                "/etc/ld.so.conf.d/aws-ofi-nccl.conf",
+                "/opt/amazon/ofi-nccl/lib
+",
+            ),
             (OFI_DEFAULT, "x"),
             ("/usr/lib/x86_64-linux-gnu/libnccl-net.so", "x"),
             ("/first/libnccl-net.so", "x"),
@@ -565,7 +576,10 @@ include /etc/ld.so.conf.d/*.conf
         // Without the conf file, the system folder (the loader's default) is next.
         std::fs::remove_file(root.path().join("etc/ld.so.conf")).unwrap();
         let (got, _) = resolved(root.path(), &[]);
-        assert_eq!(got.as_deref(), Some("/usr/lib/x86_64-linux-gnu/libnccl-net.so"));
+        assert_eq!(
+            got.as_deref(),
+            Some("/usr/lib/x86_64-linux-gnu/libnccl-net.so")
+        );
     }
 
     #[test]

@@ -110,10 +110,7 @@ impl StackInfo {
         if let Some(f) = &self.libfabric {
             parts.push(format!(
                 "libfabric {}",
-                f.version
-                    .as_deref()
-                    .or(f.api.as_deref())
-                    .unwrap_or("?")
+                f.version.as_deref().or(f.api.as_deref()).unwrap_or("?")
             ));
         }
         if let Some(d) = &self.cuda_driver {
@@ -224,7 +221,9 @@ pub fn differences(record: &RunRecord) -> Vec<String> {
             s.kernel_driver.clone().or(s.cuda_driver.clone())
         }),
         ("NCCL", |h| h.stack.as_ref()?.nccl.as_ref()?.version.clone()),
-        ("NCCL path", |h| h.stack.as_ref()?.nccl.as_ref()?.path.clone()),
+        ("NCCL path", |h| {
+            h.stack.as_ref()?.nccl.as_ref()?.path.clone()
+        }),
         ("net plugin", |h| {
             let p = h.stack.as_ref()?.net_plugin.as_ref();
             Some(p.map_or("none".into(), |p| {
@@ -258,7 +257,10 @@ pub fn differences(record: &RunRecord) -> Vec<String> {
                 .iter()
                 .map(|(v, hosts)| format!("{v} on {}", hosts.join(", ")))
                 .collect();
-            out.push(format!("{what} differs between nodes: {}", shown.join("; ")));
+            out.push(format!(
+                "{what} differs between nodes: {}",
+                shown.join("; ")
+            ));
         }
     }
     out
@@ -323,7 +325,9 @@ pub(crate) mod tests {
         let mut s = StackInfo::new();
         s.nccl = Some(Loaded {
             version: Some(nccl.into()),
-            path: Some("/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2".into()),
+            path: Some(
+                "/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2".into(),
+            ),
         });
         s.net_plugin = plugin.map(|v| NetPluginInfo {
             name: Some("Libfabric".into()),
@@ -347,7 +351,9 @@ pub(crate) mod tests {
         HostInfo {
             hostname: name.into(),
             image: Some("public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1".into()),
-            image_id: Some(format!("public.ecr.aws/deep-learning-containers/ray@{image_id}")),
+            image_id: Some(format!(
+                "public.ecr.aws/deep-learning-containers/ray@{image_id}"
+            )),
             stack: Some(s),
             ..Default::default()
         }
@@ -360,7 +366,11 @@ pub(crate) mod tests {
         r.hosts = vec![
             host("a", good.clone(), "sha256:aaa"),
             host("b", good.clone(), "sha256:aaa"),
-            host("c", stack("2.27.7", Some("1.14.0"), "575.51.03"), "sha256:bbb"),
+            host(
+                "c",
+                stack("2.27.7", Some("1.14.0"), "575.51.03"),
+                "sha256:bbb",
+            ),
         ];
         let g = groups(&r);
         assert_eq!(g.len(), 2);
@@ -370,8 +380,15 @@ pub(crate) mod tests {
             "image public.ecr.aws/deep-learning-containers/ray@sha256:aaa: NCCL 2.29.7, aws-ofi-nccl 1.21.1, libfabric 2.1.0amzn3.0, CUDA driver 13.0 (580.65.06), FI_PROVIDER=efa (a, b)"
         );
         let d = differences(&r);
-        let what: Vec<&str> = d.iter().map(|m| m.split(" differs").next().unwrap()).collect();
-        assert_eq!(what, ["image", "CUDA driver", "NCCL", "net plugin"], "{d:?}");
+        let what: Vec<&str> = d
+            .iter()
+            .map(|m| m.split(" differs").next().unwrap())
+            .collect();
+        assert_eq!(
+            what,
+            ["image", "CUDA driver", "NCCL", "net plugin"],
+            "{d:?}"
+        );
         assert!(d[2].contains("2.27.7 on c; 2.29.7 on a, b"), "{d:?}");
         // The same stack everywhere: nothing to say.
         r.hosts.truncate(2);
@@ -393,7 +410,11 @@ pub(crate) mod tests {
             Some("registry:5000/team/train@sha256:abc")
         );
         assert_eq!(
-            named(tagged, Some("docker-pullable://registry:5000/team/train@sha256:abc")).as_deref(),
+            named(
+                tagged,
+                Some("docker-pullable://registry:5000/team/train@sha256:abc")
+            )
+            .as_deref(),
             Some("registry:5000/team/train@sha256:abc")
         );
         assert_eq!(named(tagged, Some("")).as_deref(), tagged);
@@ -418,7 +439,10 @@ pub(crate) mod tests {
             host("pod-0", stack("2.29.7", None, "580.65.06"), "sha256:a"),
             host("pod-1", stack("2.28.9", None, "580.65.06"), "sha256:a"),
         ];
-        for (rank, (h, node)) in [("pod-0", 0), ("pod-0", 0), ("pod-1", 1)].iter().enumerate() {
+        for (rank, (h, node)) in [("pod-0", 0), ("pod-0", 0), ("pod-1", 1)]
+            .iter()
+            .enumerate()
+        {
             r.ranks.push(crate::results::RankInfo {
                 rank: rank as u32,
                 host: h.to_string(),
@@ -429,7 +453,12 @@ pub(crate) mod tests {
         let got = stacks_by_node(&r, &["node-a".into(), "node-b".into()]);
         let got: Vec<(&str, &str)> = got
             .iter()
-            .map(|(n, s)| (n.as_str(), s.nccl.as_ref().unwrap().version.as_deref().unwrap()))
+            .map(|(n, s)| {
+                (
+                    n.as_str(),
+                    s.nccl.as_ref().unwrap().version.as_deref().unwrap(),
+                )
+            })
             .collect();
         assert_eq!(got, [("node-a", "2.29.7"), ("node-b", "2.28.9")]);
     }
