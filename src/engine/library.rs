@@ -408,9 +408,12 @@ mod tests {
             .collect()
     }
 
+    /// (file in the image, environment, expected source)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
     #[test]
     fn nccl_is_found_where_each_kind_of_image_keeps_it() {
-        let cases: &[(&str, &[(&str, &str)], &str)] = &[
+        let cases: &[Case] = &[
             // The Ray Train DLC and the GPU host: torch's wheel in a python3.X site-packages.
             (
                 "/usr/local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2",

@@ -206,7 +206,7 @@ pub fn groups(record: &RunRecord) -> Vec<StackGroup> {
         .into_iter()
         .map(|((image, line), hosts)| StackGroup { image, line, hosts })
         .collect();
-    groups.sort_by(|a, b| b.hosts.len().cmp(&a.hosts.len()));
+    groups.sort_by_key(|g| std::cmp::Reverse(g.hosts.len()));
     groups
 }
 
