@@ -124,6 +124,13 @@ pub struct Expectations {
     pub transport: Option<String>,
     /// Wrong elements allowed (default 0).
     pub max_wrong: Option<u64>,
+    /// The oldest NCCL every host may have loaded, e.g. "2.27" (`gate --min-nccl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_nccl: Option<String>,
+    /// The oldest aws-ofi-nccl plugin every host may have loaded, e.g. "1.14"
+    /// (`gate --min-ofi-plugin`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_ofi_plugin: Option<String>,
 }
 
 /// One threshold row: applies to `op` (or every op when absent) for sizes in

@@ -59,6 +59,9 @@ pub struct RankReport {
     pub nccl_library: Option<String>,
     /// Path of this rank's NCCL log in rank 0's output folder.
     pub log: Option<String>,
+    /// What this rank loaded: NCCL, net plugin, libfabric, CUDA (absent from older workers).
+    #[serde(default)]
+    pub stack: Option<crate::results::stack::StackInfo>,
 }
 
 pub struct WorkerOptions {
@@ -266,6 +269,7 @@ pub fn run(opts: WorkerOptions) -> Result<Outcome> {
             nccl_version: None,
             nccl_library: None,
             log: None,
+            stack: None,
         };
         finish(group.as_ref(), me, &opts, &fail)?;
         return Ok(Outcome::Pass);
@@ -328,15 +332,22 @@ pub fn run(opts: WorkerOptions) -> Result<Outcome> {
         phase: "finishing".into(),
     });
     let _ = gpu.synchronize();
+    let nccl_version = comm::version().map(library::format_version);
+    let stack = crate::probe::loaded::collect(
+        nccl_version.clone(),
+        Some(inventory.cuda_driver.clone()),
+        crate::probe::gpu::kernel_driver_version(&crate::probe::HostPaths::default()),
+    );
     let me = RankReport {
         rank,
         host,
         pid: std::process::id(),
         gpu: gpu_info,
         cuda_driver: Some(inventory.cuda_driver),
-        nccl_version: comm::version().map(library::format_version),
+        nccl_version,
         nccl_library: library::loaded_library_path().map(|p| p.display().to_string()),
         log: None,
+        stack: Some(stack),
     };
     finish(group.as_ref(), me, &opts, &fail)?;
     let _ = comm.close(Instant::now() + Duration::from_secs(30));

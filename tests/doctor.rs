@@ -75,6 +75,7 @@ fn doctor_reports_this_machine_and_exits_by_its_verdict() {
     assert!(!report.host.is_empty());
     for id in [
         "gpu.driver",
+        "cuda.compat",
         "nccl.libraries",
         "nccl.net_plugin",
         "libfabric",

@@ -11,6 +11,7 @@ mod doctor;
 mod fabric;
 mod fabric_check;
 mod gate;
+mod glibc_floor;
 mod guards;
 mod ingest;
 mod inputs;

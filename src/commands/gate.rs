@@ -42,6 +42,14 @@ pub struct Args {
     #[arg(long, value_name = "TRANSPORT",
           value_parser = clap::builder::PossibleValuesParser::new(crate::config::KNOWN_TRANSPORTS))]
     pub expect: Option<String>,
+    /// Fail unless every host loaded NCCL of at least this version (e.g. 2.27; overrides the
+    /// config's `expect.min_nccl`).
+    #[arg(long, value_name = "VERSION", value_parser = parse_min_version)]
+    pub min_nccl: Option<String>,
+    /// Fail unless every host loaded the aws-ofi-nccl net plugin of at least this version
+    /// (e.g. 1.14; overrides the config's `expect.min_ofi_plugin`).
+    #[arg(long, value_name = "VERSION", value_parser = parse_min_version)]
+    pub min_ofi_plugin: Option<String>,
     /// Write a JUnit XML file (a testcase per op×size and per expectation; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -128,6 +136,15 @@ pub fn run(mut args: Args) -> Result<Outcome> {
             runs[0].origin
         );
         config = Some(carried);
+    }
+    if args.min_nccl.is_some() || args.min_ofi_plugin.is_some() {
+        let c = config.get_or_insert_with(crate::config::BenchConfig::default);
+        if let Some(v) = &args.min_nccl {
+            c.expect.min_nccl = Some(v.clone());
+        }
+        if let Some(v) = &args.min_ofi_plugin {
+            c.expect.min_ofi_plugin = Some(v.clone());
+        }
     }
     let records: Vec<&crate::results::RunRecord> = runs.iter().map(|r| &r.record).collect();
     let verdict = gate::combine(
@@ -232,6 +249,18 @@ fn bandwidth_notice(args: &Args, has_config: bool) -> String {
         line.push_str(" (--require-bandwidth makes this a failure)");
     }
     line
+}
+
+/// A version to require: `2.27`, `2.27.7`, `1.14` (numbers and dots).
+fn parse_min_version(v: &str) -> std::result::Result<String, String> {
+    let ok = !v.is_empty()
+        && v.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if ok {
+        Ok(v.to_string())
+    } else {
+        Err(format!("`{v}` is not a version such as 2.27 or 1.14.0"))
+    }
 }
 
 /// The verdict alone as JSON (`netcheck.gate.v1`).

@@ -89,6 +89,32 @@ impl Libfabric {
         }
     }
 
+    /// Loads the libfabric at `path` (e.g. the copy a plugin already mapped).
+    pub fn load_path(path: &Path) -> std::result::Result<Libfabric, String> {
+        Self::open(path)
+    }
+
+    /// The release version (`fi_tostr(…, FI_TYPE_VERSION)`, libfabric's PACKAGE_VERSION,
+    /// e.g. "1.22.0amzn4.0"); `None` when the library does not say.
+    pub fn release(&self) -> Option<String> {
+        let tostr = self.tostr?;
+        let dummy = 0u64;
+        // SAFETY: for FI_TYPE_VERSION fi_tostr does not read `data` (a valid u64 anyway) and
+        // returns a thread-local buffer holding the package version, copied out here.
+        let text = unsafe {
+            cstr_or(
+                Some(tostr(
+                    &dummy as *const u64 as *const c_void,
+                    ffi::FI_TYPE_VERSION,
+                )),
+                "",
+            )
+        };
+        let text = text.trim();
+        (!text.is_empty() && text.starts_with(|c: char| c.is_ascii_digit()))
+            .then(|| text.to_string())
+    }
+
     /// Tries each candidate in order; the error lists every attempt.
     pub fn search(candidates: &[&str]) -> Result<Libfabric> {
         let mut tried = Vec::new();
@@ -245,6 +271,28 @@ mod tests {
         assert_eq!(fi_version(1, 17), 0x1_0011);
         assert_eq!(format_version(fi_version(1, 22)), "1.22");
         assert_eq!(format_version(fi_version(2, 0)), "2.0");
+    }
+
+    #[test]
+    fn the_release_version_agrees_with_the_api_version() {
+        // Where libfabric is installed (CI: Debian's libfabric1), its package version starts
+        // with the API version's major number and is not older than it.
+        let Ok(lib) = Libfabric::load() else {
+            crate::say!("skipping: no libfabric here");
+            return;
+        };
+        let release = lib
+            .release()
+            .expect("fi_tostr(FI_TYPE_VERSION) names the release");
+        crate::say!("libfabric {release} (API {})", lib.info().version);
+        let (major, minor) = (lib.api_version() >> 16, lib.api_version() & 0xffff);
+        let mut parts = release.split(|c: char| !c.is_ascii_digit());
+        let r_major: u32 = parts.next().unwrap().parse().unwrap();
+        let r_minor: u32 = parts.next().unwrap().parse().unwrap();
+        assert!(
+            (r_major, r_minor) >= (major, minor),
+            "{release} vs API {major}.{minor}"
+        );
     }
 
     #[test]

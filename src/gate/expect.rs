@@ -43,6 +43,111 @@ pub fn cases(input: &GateInput) -> Vec<Case> {
     cases.extend(node_verdicts(input));
     cases.push(correctness(input));
     cases.extend(unused_thresholds(input));
+    cases.extend(stack_versions(input));
+    cases
+}
+
+/// `min_nccl` and `min_ofi_plugin`: every host's loaded NCCL and aws-ofi-nccl are at least
+/// that version. Hosts without a recorded stack fall back to the record's NCCL version (and
+/// the log analysis's); a plugin version exists only in a recorded stack.
+fn stack_versions(input: &GateInput) -> Vec<Case> {
+    use crate::results::stack::{at_least, version_parts};
+    let Some(expect) = input.config.map(|c| &c.expect) else {
+        return vec![];
+    };
+    let kind = CheckKind::Stack;
+    let record = input.record;
+    let stacks: Vec<(&str, &crate::results::stack::StackInfo)> = record
+        .hosts
+        .iter()
+        .filter_map(|h| h.stack.as_ref().map(|s| (h.hostname.as_str(), s)))
+        .collect();
+    let judge = |what: &str, min: &str, who: &str, have: Option<&str>| -> Check {
+        let Some(want) = version_parts(min) else {
+            return Check::fail(
+                kind,
+                format!("the required {what} version `{min}` is not a version number"),
+            );
+        };
+        match have.map(|h| (h, version_parts(h))) {
+            Some((h, Some(parts))) if at_least(&parts, &want) => {
+                Check::pass(kind, format!("{who}: {what} {h} (at least {min})"))
+            }
+            Some((h, Some(_))) => Check::fail(
+                kind,
+                format!("{who}: {what} {h} is older than the required {min}"),
+            ),
+            Some((h, None)) => Check::fail(
+                kind,
+                format!(
+                    "{who}: {what} version `{h}` cannot be compared with {min} (an untagged build?)"
+                ),
+            ),
+            None => Check::fail(
+                kind,
+                format!("{who}: no {what} version recorded (required: at least {min})"),
+            ),
+        }
+    };
+    let mut cases = vec![];
+    if let Some(min) = &expect.min_nccl {
+        let mut checks: Vec<Check> = stacks
+            .iter()
+            .map(|(host, s)| {
+                judge(
+                    "NCCL",
+                    min,
+                    host,
+                    s.nccl.as_ref().and_then(|n| n.version.as_deref()),
+                )
+            })
+            .collect();
+        if checks.is_empty() {
+            let mut versions: Vec<&str> = record
+                .nccl
+                .iter()
+                .map(|n| n.version.as_str())
+                .chain(
+                    record
+                        .analysis
+                        .iter()
+                        .flat_map(|a| a.nccl_versions.iter().map(String::as_str)),
+                )
+                .filter(|v| !v.is_empty())
+                .collect();
+            versions.sort_unstable();
+            versions.dedup();
+            checks = versions
+                .iter()
+                .map(|v| judge("NCCL", min, "the run", Some(v)))
+                .collect();
+            if checks.is_empty() {
+                checks.push(judge("NCCL", min, "the run", None));
+            }
+        }
+        cases.push(Case::new(CLASS, "NCCL version", checks));
+    }
+    if let Some(min) = &expect.min_ofi_plugin {
+        let mut checks: Vec<Check> = stacks
+            .iter()
+            .map(|(host, s)| match &s.net_plugin {
+                Some(p) => judge("aws-ofi-nccl", min, host, p.version.as_deref()),
+                None => Check::fail(
+                    kind,
+                    format!(
+                        "{host}: NCCL loaded no net plugin (required: aws-ofi-nccl {min} or newer)"
+                    ),
+                ),
+            })
+            .collect();
+        if checks.is_empty() {
+            checks.push(Check::fail(
+                kind,
+                format!("the results record no loaded stack, so no plugin version (required: aws-ofi-nccl {min} or newer); `netcheck run` and `launch` record it"),
+            ));
+        }
+        cases.push(Case::new(CLASS, "OFI plugin version", checks));
+    }
     cases
 }
 
@@ -277,4 +382,95 @@ pub fn threshold_range(t: &crate::config::Threshold) -> String {
         t.min_bytes.map_or("0".into(), |b| b.to_string()),
         t.max_bytes.map_or("∞".into(), |b| b.to_string()),
     )
+}
+
+#[cfg(test)]
+mod stack_tests {
+    use crate::config::BenchConfig;
+    use crate::gate::{GateInput, evaluate};
+    use crate::results::stack::tests::stack;
+    use crate::results::{HostInfo, NcclInfo, RunRecord};
+
+    fn with_hosts(stacks: &[(&str, crate::results::stack::StackInfo)]) -> RunRecord {
+        let mut r = RunRecord::new("launch");
+        r.hosts = stacks
+            .iter()
+            .map(|(name, s)| HostInfo {
+                hostname: name.to_string(),
+                stack: Some(s.clone()),
+                ..Default::default()
+            })
+            .collect();
+        r
+    }
+
+    fn stack_failures(r: &RunRecord, min_nccl: Option<&str>, min_ofi: Option<&str>) -> Vec<String> {
+        let mut config = BenchConfig::default();
+        config.expect.min_nccl = min_nccl.map(str::to_string);
+        config.expect.min_ofi_plugin = min_ofi.map(str::to_string);
+        let report = evaluate(&GateInput {
+            record: r,
+            origin: "r.json",
+            config: Some(&config),
+            baseline: None,
+            tolerance_pct: 10.0,
+            baseline_min_bytes: None,
+            expect_transport: None,
+            require_bandwidth: false,
+        });
+        let names: Vec<&str> = report.cases.iter().map(|c| c.name.as_str()).collect();
+        if min_nccl.is_some() {
+            assert!(names.contains(&"NCCL version"), "{names:?}");
+        }
+        report
+            .cases
+            .iter()
+            .filter(|c| c.name.ends_with("version"))
+            .flat_map(|c| c.failures().map(|f| f.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn every_host_must_have_loaded_at_least_the_required_versions() {
+        let r = with_hosts(&[
+            ("a", stack("2.29.7", Some("1.21.1"), "580.65.06")),
+            ("b", stack("2.26.2", Some("1.13.2-aws"), "580.65.06")),
+            ("c", stack("2.29.7", None, "580.65.06")),
+        ]);
+        let f = stack_failures(&r, Some("2.27"), Some("1.14"));
+        assert_eq!(
+            f,
+            [
+                "b: NCCL 2.26.2 is older than the required 2.27",
+                "b: aws-ofi-nccl 1.13.2-aws is older than the required 1.14",
+                "c: NCCL loaded no net plugin (required: aws-ofi-nccl 1.14 or newer)",
+            ]
+        );
+        // Without requirements there is no such case.
+        assert!(stack_failures(&r, None, None).is_empty());
+        let ok = with_hosts(&[("a", stack("2.29.7", Some("1.21.1"), "580.65.06"))]);
+        assert!(stack_failures(&ok, Some("2.27"), Some("1.14")).is_empty());
+    }
+
+    #[test]
+    fn without_a_recorded_stack_the_records_nccl_is_judged_and_the_plugin_fails() {
+        let mut r = RunRecord::new("ingest");
+        r.nccl = Some(NcclInfo {
+            version: "2.23.4".into(),
+            library_path: None,
+        });
+        let f = stack_failures(&r, Some("2.27.3"), Some("1.14"));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(
+            f[0],
+            "the run: NCCL 2.23.4 is older than the required 2.27.3"
+        );
+        assert!(f[1].contains("record no loaded stack"), "{f:?}");
+        r.nccl = None;
+        let f = stack_failures(&r, Some("2.27"), None);
+        assert_eq!(
+            f,
+            ["the run: no NCCL version recorded (required: at least 2.27)"]
+        );
+    }
 }

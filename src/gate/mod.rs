@@ -264,6 +264,8 @@ pub enum CheckKind {
     Status,
     Pair,
     Coverage,
+    /// The versions of the stack the hosts loaded (`--min-nccl`, `--min-ofi-plugin`).
+    Stack,
 }
 
 impl CheckKind {
@@ -278,6 +280,7 @@ impl CheckKind {
             CheckKind::Status => "status",
             CheckKind::Pair => "pair",
             CheckKind::Coverage => "coverage",
+            CheckKind::Stack => "stack",
         }
     }
 }

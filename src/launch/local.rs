@@ -616,6 +616,9 @@ fn fill_topology(record: &mut RunRecord, ranks: &[RankReport], cuda_driver: &str
                 .or_else(|| Some(cuda_driver.to_string())),
             ..Default::default()
         });
+        if host.stack.is_none() {
+            host.stack = r.stack.clone();
+        }
         if let Some(g) = &r.gpu
             && !host.gpus.iter().any(|x| x.index == g.index)
         {
@@ -912,6 +915,12 @@ fn summarize(record: &RunRecord, reasons: &[String], path: &Path) {
         for f in a.findings.iter().filter(|f| f.severity == Severity::Warn) {
             crate::say!("netcheck: warning: {} [{}]", f.message, f.id);
         }
+    }
+    for g in crate::results::stack::groups(record) {
+        crate::say!("netcheck: stack: {}", g.text());
+    }
+    for d in crate::results::stack::differences(record) {
+        crate::say!("netcheck: warning: {d}");
     }
     if record.world_size == Some(1) {
         if let Some(span) = one_gpu_times(&record.rows) {

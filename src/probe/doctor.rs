@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check::{Check, HostPaths, Status};
 use super::counters::{self, CounterSnapshot};
+use super::cuda::{self, CudaFacts};
 use super::envlint::{self, LintContext};
 use super::gpu::{self, GpuFacts};
 use super::libfabric::{self, LibfabricFacts};
@@ -59,6 +60,9 @@ pub struct DoctorReport {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Facts {
     pub gpus: GpuFacts,
+    /// The image's CUDA version(s), its compat libraries, and the libcuda in use.
+    #[serde(default)]
+    pub cuda: CudaFacts,
     pub nccl_libraries: Vec<NcclFact>,
     /// What `dlopen("libnccl.so.2")` opens in this environment.
     pub nccl_loader_choice: Option<PathBuf>,
@@ -79,6 +83,12 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
     let paths = &inputs.paths;
 
     let gpus = gpu::probe(paths);
+    // After the driver was loaded (or not): which libcuda this process mapped.
+    let maps = std::fs::read_to_string("/proc/self/maps").ok();
+    let cuda_facts = cuda::probe(
+        &crate::engine::library::Search::system(env),
+        maps.as_deref(),
+    );
     // Before any NCCL is loaded by path: afterwards the name resolves to that copy.
     let nccl_loader_choice = nccl::loader_choice();
     let nccl_libraries = nccl::find();
@@ -99,6 +109,11 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
         .count();
     let mut checks = vec![
         gpu::check(&gpus, req.gpu || req.gpus.is_some(), req.gpus),
+        cuda::check(
+            &cuda_facts,
+            gpus.kernel_driver.as_deref(),
+            gpus.cuda_driver.as_deref(),
+        ),
         nccl::check(
             &nccl_libraries,
             nccl_loader_choice.as_deref(),
@@ -170,6 +185,7 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
         checks,
         facts: Facts {
             gpus,
+            cuda: cuda_facts,
             nccl_libraries,
             nccl_loader_choice,
             net_plugins,

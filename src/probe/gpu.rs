@@ -59,7 +59,7 @@ pub fn probe(paths: &HostPaths) -> GpuFacts {
 
 /// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 ..." (or "... Open
 /// Kernel Module for x86_64  580.65.06 ...") → "580.65.06": the first dotted number.
-fn kernel_driver_version(paths: &HostPaths) -> Option<String> {
+pub fn kernel_driver_version(paths: &HostPaths) -> Option<String> {
     let text = read_trimmed(&paths.proc().join("driver/nvidia/version"))?;
     let line = text.lines().next()?;
     let after = line.split("Kernel Module").nth(1)?;

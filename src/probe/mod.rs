@@ -6,12 +6,14 @@
 
 pub mod check;
 pub mod counters;
+pub mod cuda;
 pub mod doctor;
 pub mod envlint;
 pub mod files;
 pub mod gpu;
 pub mod host;
 pub mod libfabric;
+pub mod loaded;
 pub mod nccl;
 pub mod nvidia;
 pub mod pci;

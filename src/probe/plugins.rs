@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::check::Check;
 use super::files::{ldconfig_paths, scan_file};
+use crate::engine::library::Search;
 
 /// Where plugins are installed besides the loader's path: the EFA installer (current and older
 /// layouts) and common prefixes.
@@ -22,6 +23,8 @@ pub const PLUGIN_DIRS: &[&str] = &[
     "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu",
     "/opt/amazon/ofi-nccl/lib/aarch64-linux-gnu",
     "/opt/aws-ofi-nccl/lib",
+    // The DLC's libfabric folder, on its LD_LIBRARY_PATH beside the plugin's.
+    "/opt/amazon/efa/lib",
     "/opt/aws-ofi-nccl/install/lib",
     "/usr/local/lib",
     "/usr/lib/x86_64-linux-gnu",
@@ -47,6 +50,10 @@ pub struct PluginFacts {
     pub nccl_opens: Option<String>,
     /// The file that name resolves to in this environment, if any.
     pub resolves_to: Option<PathBuf>,
+    /// The folders NCCL's `dlopen` searches for it, in order (LD_LIBRARY_PATH, the folders
+    /// of /etc/ld.so.conf, the loader's default folders); empty for a path.
+    #[serde(default)]
+    pub searched: Vec<PathBuf>,
 }
 
 /// The name NCCL opens for a given NCCL_NET_PLUGIN value.
@@ -61,18 +68,27 @@ pub fn plugin_name(nccl_net_plugin: Option<&str>) -> Option<String> {
 
 /// Finds plugin files on the loader path (LD_LIBRARY_PATH, ldconfig) and in [`PLUGIN_DIRS`].
 pub fn find(ld_library_path: Option<&str>, nccl_net_plugin: Option<&str>) -> PluginFacts {
-    let mut dirs: Vec<PathBuf> = ld_library_path
-        .iter()
-        .flat_map(|p| p.split(':'))
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .collect();
-    dirs.extend(PLUGIN_DIRS.iter().map(PathBuf::from));
+    let mut env = std::collections::BTreeMap::new();
+    if let Some(p) = ld_library_path {
+        env.insert("LD_LIBRARY_PATH".to_string(), p.to_string());
+    }
+    find_in(&Search::system(&env), nccl_net_plugin)
+}
+
+/// [`find`] under `search.root`. On the real root (`search.system`) the name NCCL opens is
+/// resolved by `dlopen` itself; under another root by [`loader_search`], the same search.
+pub fn find_in(search: &Search, nccl_net_plugin: Option<&str>) -> PluginFacts {
+    let ld_library_path = search.env.get("LD_LIBRARY_PATH").map(String::as_str);
+    let searched = loader_dirs(search, ld_library_path);
+    let mut dirs = searched.clone();
+    dirs.extend(PLUGIN_DIRS.iter().map(|d| search.at(d)));
     let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| plugin_files_in(d)).collect();
-    files.extend(ldconfig_paths("libnccl-net"));
+    if search.system {
+        files.extend(ldconfig_paths("libnccl-net"));
+    }
     let nccl_opens = plugin_name(nccl_net_plugin);
     if let Some(name) = nccl_opens.as_deref().filter(|n| n.contains('/')) {
-        files.push(PathBuf::from(name));
+        files.push(search.at(name));
     }
 
     let mut plugins: Vec<NetPlugin> = Vec::new();
@@ -85,12 +101,102 @@ pub fn find(ld_library_path: Option<&str>, nccl_net_plugin: Option<&str>) -> Plu
         }
         plugins.push(inspect(&real));
     }
-    let resolves_to = nccl_opens.as_deref().and_then(resolve);
+    let resolves_to = nccl_opens.as_deref().and_then(|name| {
+        if search.system {
+            resolve(name)
+        } else {
+            loader_search(search, &searched, name).and_then(|p| std::fs::canonicalize(p).ok())
+        }
+    });
     PluginFacts {
         plugins,
+        searched: if nccl_opens.as_deref().is_some_and(|n| n.contains('/')) {
+            vec![]
+        } else {
+            searched
+        },
         nccl_opens,
         resolves_to,
     }
+}
+
+/// The loader's default folders on x86-64 and arm64 distributions (Debian's multiarch
+/// folders, RHEL's lib64), after LD_LIBRARY_PATH and the ld.so cache.
+pub const LOADER_DEFAULT_DIRS: &[&str] = &[
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+];
+
+/// The folders `dlopen(name)` searches, in its order: LD_LIBRARY_PATH, the folders
+/// /etc/ld.so.conf lists (what ldconfig builds the cache from), the default folders.
+pub fn loader_dirs(search: &Search, ld_library_path: Option<&str>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ld_library_path
+        .iter()
+        .flat_map(|p| p.split(':'))
+        .filter(|d| !d.is_empty())
+        .map(|d| search.at(d))
+        .collect();
+    dirs.extend(
+        ld_so_conf(search, Path::new("/etc/ld.so.conf"), 0)
+            .into_iter()
+            .map(|d| search.at(d)),
+    );
+    dirs.extend(LOADER_DEFAULT_DIRS.iter().map(|d| search.at(d)));
+    let mut seen = std::collections::HashSet::new();
+    dirs.retain(|d| seen.insert(d.clone()));
+    dirs
+}
+
+/// The folders an ld.so.conf file lists, following `include` lines (globs in the last
+/// component, as the EFA installer's `/etc/ld.so.conf.d/efa.conf` is included).
+fn ld_so_conf(search: &Search, file: &Path, depth: u32) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(search.at(file)) else {
+        return vec![];
+    };
+    let mut dirs = vec![];
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(pattern) = line.strip_prefix("include") {
+            if depth >= 4 {
+                continue;
+            }
+            for pattern in pattern.split_whitespace() {
+                let pattern = Path::new(pattern);
+                let (Some(parent), Some(name)) = (pattern.parent(), pattern.file_name()) else {
+                    continue;
+                };
+                let name = name.to_string_lossy();
+                for inc in crate::engine::library::expand(&search.at(parent), &[&name]) {
+                    let Ok(rel) = inc.strip_prefix(search.root) else {
+                        continue;
+                    };
+                    dirs.extend(ld_so_conf(search, &Path::new("/").join(rel), depth + 1));
+                }
+            }
+        } else if line.starts_with('/') {
+            dirs.push(line.to_string());
+        }
+    }
+    dirs
+}
+
+/// The file `dlopen(name)` would open, searching `dirs` (from [`loader_dirs`]) for a bare
+/// name; a name with a `/` is that path.
+pub fn loader_search(search: &Search, dirs: &[PathBuf], name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let p = search.at(name);
+        return p.is_file().then_some(p);
+    }
+    dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 fn plugin_files_in(dir: &Path) -> Vec<PathBuf> {
@@ -115,11 +221,15 @@ static OFI_VERSION: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
+/// The aws-ofi-nccl version embedded in a plugin file, if it is aws-ofi-nccl.
+pub fn embedded_version(path: &Path) -> Option<String> {
+    scan_file(path, &OFI_VERSION, 256 << 20).and_then(|c| c.into_iter().next().flatten())
+}
+
 /// Loads the plugin (lazily, locally) to see whether its dependencies resolve and which
 /// interfaces it exports; nothing in it is called.
 pub fn inspect(path: &Path) -> NetPlugin {
-    let version =
-        scan_file(path, &OFI_VERSION, 256 << 20).and_then(|c| c.into_iter().next().flatten());
+    let version = embedded_version(path);
     // SAFETY: loading runs the plugin's static constructors only; symbols are looked up, not
     // called.
     let loaded = unsafe {
@@ -249,6 +359,19 @@ pub fn check(facts: &PluginFacts, efa_devices: usize, required: bool) -> Check {
             } else {
                 "add the plugin's directory to LD_LIBRARY_PATH, or set NCCL_NET_PLUGIN to its name (ofi for libnccl-net-ofi.so) or full path"
             };
+            let mut evidence = evidence;
+            if !facts.searched.is_empty() {
+                let shown: Vec<String> = facts
+                    .searched
+                    .iter()
+                    .take(12)
+                    .map(|d| d.display().to_string())
+                    .collect();
+                evidence.push(format!(
+                    "NCCL's dlopen({name}) searches {}",
+                    shown.join(":")
+                ));
+            }
             let check = if needed {
                 Check::fail(
                     ID,
@@ -321,6 +444,7 @@ mod tests {
             plugins: vec![plugin(p, true)],
             nccl_opens: Some("libnccl-net.so".into()),
             resolves_to: None,
+            searched: vec![],
         };
         let c = check(&off_path, 4, false);
         assert_eq!(c.status, Status::Fail);
@@ -329,6 +453,7 @@ mod tests {
             plugins: vec![plugin(p, false)],
             nccl_opens: Some("libnccl-net-ofi.so".into()),
             resolves_to: None,
+            searched: vec![],
         };
         let c = check(&broken, 0, false);
         assert_eq!(c.status, Status::Warn);
@@ -337,6 +462,7 @@ mod tests {
             plugins: vec![plugin(p, true)],
             nccl_opens: Some("libnccl-net-ofi.so".into()),
             resolves_to: Some(PathBuf::from(p)),
+            searched: vec![],
         };
         let c = check(&good, 4, true);
         assert_eq!(c.status, Status::Ok, "{c:?}");
@@ -351,6 +477,109 @@ mod tests {
         };
         assert_eq!(check(&facts, 1, false).status, Status::Fail);
         assert_eq!(check(&facts, 0, false).status, Status::Ok);
+    }
+
+    /// A fake image: files at `paths` (absolute, as in the image), with `contents` for the
+    /// ones that are text (ld.so.conf).
+    fn image(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let file = root.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, text).unwrap();
+        }
+        root
+    }
+
+    fn resolved(root: &Path, env: &[(&str, &str)]) -> (Option<String>, PluginFacts) {
+        let env: std::collections::BTreeMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let search = Search {
+            root,
+            env: &env,
+            system: false,
+        };
+        let facts = find_in(&search, env.get("NCCL_NET_PLUGIN").map(String::as_str));
+        let real_root = std::fs::canonicalize(root).unwrap();
+        let rel = facts
+            .resolves_to
+            .as_ref()
+            .map(|p| format!("/{}", p.strip_prefix(&real_root).unwrap().display()));
+        (rel, facts)
+    }
+
+    const OFI: &str = "/opt/amazon/ofi-nccl/lib/libnccl-net-ofi.so";
+    const OFI_DEFAULT: &str = "/opt/amazon/ofi-nccl/lib/libnccl-net.so";
+
+    #[test]
+    fn the_plugin_is_resolved_the_way_nccls_dlopen_finds_it() {
+        let body = "aws-ofi-nccl 1.21.1";
+        // The DLC: the plugin folder on LD_LIBRARY_PATH, NCCL opens libnccl-net.so.
+        let root = image(&[(OFI_DEFAULT, body), (OFI, body)]);
+        let dlc = [(
+            "LD_LIBRARY_PATH",
+            "/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib",
+        )];
+        let (got, facts) = resolved(root.path(), &dlc);
+        assert_eq!(got.as_deref(), Some(OFI_DEFAULT));
+        assert_eq!(facts.plugins.len(), 2, "{facts:?}");
+        assert!(
+            facts
+                .plugins
+                .iter()
+                .all(|p| p.version.as_deref() == Some("1.21.1"))
+        );
+        // NCCL_NET_PLUGIN as a name: libnccl-net-<name>.so on the same path.
+        let (got, _) = resolved(root.path(), &[dlc[0], ("NCCL_NET_PLUGIN", "ofi")]);
+        assert_eq!(got.as_deref(), Some(OFI));
+        // As a path: that file, wherever it is.
+        let (got, facts) = resolved(root.path(), &[("NCCL_NET_PLUGIN", OFI)]);
+        assert_eq!(got.as_deref(), Some(OFI));
+        assert!(facts.searched.is_empty());
+        // Off the loader's path the files are found but NCCL would not open them.
+        let (got, facts) = resolved(root.path(), &[]);
+        assert_eq!(got, None);
+        assert_eq!(facts.plugins.len(), 2);
+        let c = check(&facts, 4, false);
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.evidence.iter().any(|e| e.contains("searches")), "{c:?}");
+        // `none` disables plugins.
+        let (got, facts) = resolved(root.path(), &[dlc[0], ("NCCL_NET_PLUGIN", "none")]);
+        assert_eq!((got, facts.nccl_opens), (None, None));
+    }
+
+    #[test]
+    fn ld_so_conf_folders_and_the_default_folders_are_searched_after_ld_library_path() {
+        // The EFA installer registers its folders with ldconfig through ld.so.conf.d.
+        let root = image(&[
+            (
+                "/etc/ld.so.conf",
+                "# comment
+include /etc/ld.so.conf.d/*.conf
+",
+            ),
+            (
+                "/etc/ld.so.conf.d/aws-ofi-nccl.conf",
+                "/opt/amazon/ofi-nccl/lib
+",
+            ),
+            (OFI_DEFAULT, "x"),
+            ("/usr/lib/x86_64-linux-gnu/libnccl-net.so", "x"),
+            ("/first/libnccl-net.so", "x"),
+        ]);
+        let (got, facts) = resolved(root.path(), &[]);
+        assert_eq!(got.as_deref(), Some(OFI_DEFAULT), "{facts:?}");
+        let (got, _) = resolved(root.path(), &[("LD_LIBRARY_PATH", "/first")]);
+        assert_eq!(got.as_deref(), Some("/first/libnccl-net.so"));
+        // Without the conf file, the system folder (the loader's default) is next.
+        std::fs::remove_file(root.path().join("etc/ld.so.conf")).unwrap();
+        let (got, _) = resolved(root.path(), &[]);
+        assert_eq!(
+            got.as_deref(),
+            Some("/usr/lib/x86_64-linux-gnu/libnccl-net.so")
+        );
     }
 
     #[test]

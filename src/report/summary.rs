@@ -34,6 +34,7 @@ pub fn blocks(doc: &Document, with_images: bool) -> Vec<Block> {
     out.push(Block::Heading(1, title.into()));
     gate(doc, &mut out);
     runs(doc, &mut out);
+    stack(doc, &mut out);
     transport(doc, &mut out);
     placement(doc, &mut out);
     if with_images {
@@ -168,6 +169,38 @@ fn runs(doc: &Document, out: &mut Vec<Block>) {
             "Problems recorded during the runs:".into(),
         ));
         out.push(Block::List(errors.into_iter().take(50).collect()));
+    }
+}
+
+/// The stack each group of nodes loaded (image, NCCL, plugin, libfabric, FI_PROVIDER), and
+/// what differs between nodes; only for runs that recorded it.
+fn stack(doc: &Document, out: &mut Vec<Block>) {
+    let mut lines = Vec::new();
+    let mut differ = Vec::new();
+    for run in &doc.runs {
+        let groups = crate::results::stack::groups(&run.record);
+        let prefix = if doc.runs.len() > 1 {
+            format!("{}: ", run.label)
+        } else {
+            String::new()
+        };
+        lines.extend(groups.iter().map(|g| format!("{prefix}{}", g.text())));
+        differ.extend(
+            crate::results::stack::differences(&run.record)
+                .into_iter()
+                .map(|d| format!("{prefix}⚠️ {d}")),
+        );
+    }
+    if lines.is_empty() {
+        return;
+    }
+    out.push(Block::Heading(2, "Stack (what each node loaded)".into()));
+    out.push(Block::List(lines.into_iter().take(50).collect()));
+    if !differ.is_empty() {
+        out.push(Block::Paragraph(
+            "Nodes whose stacks differ (a common cause of one slow or falling-back node):".into(),
+        ));
+        out.push(Block::List(differ.into_iter().take(50).collect()));
     }
 }
 

@@ -13,6 +13,7 @@ use crate::logscan::Analysis;
 
 mod load;
 pub mod rows;
+pub mod stack;
 
 pub use load::{Run, distinct_labels, load_baseline, load_run, load_runs};
 
@@ -151,8 +152,11 @@ pub struct HostInfo {
     pub node: Option<String>,
     #[serde(default)]
     pub instance_type: Option<String>,
-    /// `launch`: the image the node's pod ran (`--image`, as the pod spec names it) and the
-    /// digest the kubelet pulled for it (`status.containerStatuses[].imageID`).
+    /// The stack this host's ranks loaded (`netcheck.stack.v1`), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<stack::StackInfo>,
+    /// The pod's image as the spec named it, and the digest the kubelet pulled
+    /// (`containerStatuses[].imageID`), when `launch` ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

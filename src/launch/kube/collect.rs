@@ -576,6 +576,15 @@ pub fn merge(summary: RunSummary<'_>, judged: &[Judged]) -> RunRecord {
             ..Default::default()
         })
         .collect();
+    // Each node's loaded stack, from the first group record that has it.
+    for j in judged {
+        let Some(r) = &j.record else { continue };
+        for (node, stack) in crate::results::stack::stacks_by_node(r, &j.pair.nodes) {
+            if let Some(h) = record.hosts.iter_mut().find(|h| h.hostname == node) {
+                h.stack.get_or_insert(stack);
+            }
+        }
+    }
     let first = judged.iter().find_map(|j| j.record.as_ref());
     record.nccl = first.and_then(|r| r.nccl.clone());
     record.config = first.and_then(|r| r.config.clone());
