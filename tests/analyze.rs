@@ -55,10 +55,12 @@ fn transport_fallback_and_gdr_of_every_fixture() {
         ("h200/nvlink.log", None, Some(false), Option::None, Verdict::Pass),
         ("h200/shm.log", None, Some(false), Option::None, Verdict::Pass),
         ("h200/system-nccl.log", None, Some(false), Option::None, Verdict::Pass),
-        ("h200/socket-intranode.log", Socket, Some(false), Some(false), Verdict::Warn),
-        ("h200/fakehosts-socket.log", Socket, Some(false), Some(false), Verdict::Warn),
+        // P2P and SHM disabled: NCCL's "nodes" are one machine; `simulated-nodes` explains it.
+        ("h200/socket-intranode.log", Socket, Some(false), Some(false), Verdict::Pass),
+        ("h200/fakehosts-socket.log", Socket, Some(false), Some(false), Verdict::Pass),
         ("h200/fakehosts-ifname-lo.log", Socket, Some(false), Some(false), Verdict::Warn),
-        ("h200/fakehosts-plugin-missing.log", Socket, Some(true), Some(false), Verdict::Fail),
+        // Both ends of every NET link are ranks of host `vm`: the plugin failure is a warning.
+        ("h200/fakehosts-plugin-missing.log", Socket, Some(false), Some(false), Verdict::Warn),
         ("h200/fakehosts-netforced-ib.log", Unknown, Option::None, Option::None, Verdict::Fail),
         // NCCL chose Socket with no RDMA path in sight: not a fallback, whatever the node count.
         ("h200/hang-init.log", Unknown, Some(false), Option::None, Verdict::Fail),
@@ -229,7 +231,7 @@ fn evidence_points_at_the_line_that_shows_it() {
     let fallback = a
         .findings
         .iter()
-        .find(|f| f.id == "socket-fallback")
+        .find(|f| f.id == "net-plugin-failed")
         .unwrap();
     let plugin = fallback
         .evidence
@@ -242,12 +244,6 @@ fn evidence_points_at_the_line_that_shows_it() {
         plugin
             .text
             .ends_with("NET/Plugin: Could not find: ofi libnccl-net-ofi.so")
-    );
-    assert!(
-        fallback
-            .evidence
-            .iter()
-            .any(|e| e.text.contains("via NET/Socket/0"))
     );
     assert!(
         fallback
@@ -264,14 +260,14 @@ fn evidence_points_at_the_line_that_shows_it() {
 /// (rule id, fixture that triggers it, fixture that must not, expected severity)
 #[rustfmt::skip]
 const RULES: &[(&str, &str, &str, Severity)] = &[
-    ("socket-fallback", "h200/fakehosts-plugin-missing.log", "h200/fakehosts-socket.log", Severity::Error),
+    ("socket-fallback", "grammar/efa-plugin-failed-ray.log", "h200/fakehosts-plugin-missing.log", Severity::Error),
     ("mixed-transports", "grammar/efa-some-ranks-socket.log", "grammar/efa-2node.log", Severity::Error),
     ("no-net-plugin", "h200/fakehosts-netforced-ib.log", "h200/fakehosts-socket.log", Severity::Error),
     ("net-plugin-failed", "grammar/single-node-plugin-failed.log", "h200/fakehosts-socket.log", Severity::Warn),
     ("efa-provider-missing", "grammar/efa-plugin-failed-ray.log", "grammar/efa-2node.log", Severity::Warn),
     ("ofi-tcp-provider", "grammar/efa-tcp-provider-mpirun.log", "grammar/efa-2node.log", Severity::Warn),
     ("ib-disabled", "grammar/ib-disabled-socket.log", "grammar/docker-bridge.log", Severity::Warn),
-    ("tcp-inter-node", "h200/fakehosts-socket.log", "grammar/fastsocket.log", Severity::Warn),
+    ("tcp-inter-node", "grammar/docker-bridge.log", "h200/fakehosts-socket.log", Severity::Warn),
     ("no-nccl-lines", "grammar/no-nccl.log", "grammar/two-nodes-no-connections.log", Severity::Error),
     ("transport-unknown", "grammar/two-nodes-no-connections.log", "h200/hang-init.log", Severity::Warn),
     ("gdr-disabled", "grammar/ib-no-gdr.log", "grammar/efa-2node.log", Severity::Warn),
@@ -420,7 +416,7 @@ fn json_of(output: &[u8]) -> ContractAnalysis {
 fn json_output_follows_the_contract_and_fail_exits_1() {
     let out = netcheck()
         .args(["analyze", "--format", "json"])
-        .arg(fixture("logs/h200/fakehosts-plugin-missing.log"))
+        .arg(fixture("logs/grammar/efa-plugin-failed-ray.log"))
         .assert()
         .code(1)
         .get_output()
@@ -457,7 +453,7 @@ fn expect_flag_sets_the_exit_code() {
         .arg(&log)
         .assert()
         .code(2);
-    // A warning verdict still passes.
+    // A verdict without errors passes.
     netcheck()
         .arg("analyze")
         .arg(fixture("logs/h200/fakehosts-socket.log"))
@@ -473,10 +469,11 @@ fn text_output_shows_transport_ranks_and_evidence() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("verdict: FAIL\n"), "{text}");
+    // One machine split by NCCL_HOSTID: the missing plugin is a warning (issue 25).
+    assert!(text.starts_with("verdict: WARN\n"), "{text}");
     assert!(text.contains("inter-node transport: socket"), "{text}");
     assert!(text.contains("vm:1193"), "{text}");
-    assert!(text.contains("error socket-fallback:"), "{text}");
+    assert!(text.contains("warn  net-plugin-failed:"), "{text}");
     assert!(text.contains("fakehosts-plugin-missing.log:12: "), "{text}");
     assert!(text.contains("hint: NCCL_NET_PLUGIN=ofi"), "{text}");
 }

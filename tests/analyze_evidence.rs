@@ -210,9 +210,9 @@ const ROWS: &[Row] = &[
       a:1:1 [0] NCCL INFO Using network Socket\n\
       a:1:9 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/Socket/0\n",
      Transport::Socket, Some(true), Some("channel-lines")),
-    ("NET/IB channel lines without the port list: RDMA, IB or RoCE unknown",
+    ("NET/IB channel lines without the port list: IB verbs, `ib` (issue 25)",
      "a:1:9 [7] NCCL INFO Channel 08/0 : 7[7] -> 15[7] [send] via NET/IB/8/GDRDMA\n",
-     Transport::Unknown, Some(false), Some("channel-lines")),
+     Transport::Ib, Some(false), Some("channel-lines")),
     ("MNNVL 1 on a 2-node communicator (GB200 NVL72)",
      "a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 1\n",
      Transport::Nvlink, Some(false), Some("nnodes")),

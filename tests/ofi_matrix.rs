@@ -113,6 +113,7 @@ fn knowing_the_environment_as_run_does() {
             RunRecord::load(&fixture(&format!("logs/ofi/{case}/results.json"))).unwrap();
         let options = Options {
             environment: record.environment.clone().into_iter().collect(),
+            simulated_nodes: true,
             ..Default::default()
         };
         let a = analyze_paths(&logs(case), &options).unwrap();
@@ -128,9 +129,14 @@ fn knowing_the_environment_as_run_does() {
     }
 }
 
+/// As `run --simulate-nodes` judges it (the bare logs show one machine: no fallback there).
 #[test]
 fn the_ofi_plugin_on_tcp_is_named_for_what_ran() {
-    let a = analyze_paths(&logs("ofi-fi-tcp"), &Options::default()).unwrap();
+    let simulated = Options {
+        simulated_nodes: true,
+        ..Default::default()
+    };
+    let a = analyze_paths(&logs("ofi-fi-tcp"), &simulated).unwrap();
     let fallback = a
         .findings
         .iter()
@@ -160,6 +166,7 @@ fn the_environment_is_the_evidence_when_the_log_cannot_show_it() {
     let mut record = RunRecord::load(&fixture("logs/ofi/noplugin-fi-efa/results.json")).unwrap();
     let options = Options {
         environment: record.environment.clone().into_iter().collect(),
+        simulated_nodes: true,
         ..Default::default()
     };
     let a = analyze_paths(&logs("noplugin-fi-efa"), &options).unwrap();
@@ -180,6 +187,7 @@ fn the_environment_is_the_evidence_when_the_log_cannot_show_it() {
         .insert("NCCL_NET".into(), "Socket".into());
     let options = Options {
         environment: record.environment.into_iter().collect(),
+        simulated_nodes: true,
         ..Default::default()
     };
     let a = analyze_paths(&logs("noplugin-fi-efa"), &options).unwrap();

@@ -6,6 +6,7 @@ mod analyze;
 mod analyze_evidence;
 mod analyze_kube;
 mod analyze_props;
+mod analyze_rules;
 mod cli;
 mod doctor;
 mod fabric;

@@ -432,7 +432,12 @@ pub fn run(opts: LocalOptions) -> Result<Outcome> {
             _ => Err(run_error(status, &progress)),
         };
     }
-    record.analysis = analyse_logs(&opts.out, &opts.config, &record.environment);
+    record.analysis = analyse_logs(
+        &opts.out,
+        &opts.config,
+        &record.environment,
+        layout.simulated_nodes().is_some(),
+    );
     let mut verdict = judge(&opts.config, &record);
     // Several nodes: does NCCL see them as launched? (On one node, NCCL counting more nodes
     // means P2P and SHM are off; the log rules say so without failing the run.)
@@ -652,6 +657,7 @@ fn analyse_logs(
     out: &Path,
     config: &BenchConfig,
     environment: &BTreeMap<String, String>,
+    simulated_nodes: bool,
 ) -> Option<Analysis> {
     let expect = config
         .expect
@@ -675,6 +681,7 @@ fn analyse_logs(
     let mut analyzer = Analyzer::new(Options {
         expect,
         environment,
+        simulated_nodes,
     });
     for log in &logs {
         if let Err(e) = analyzer.feed_path(log) {
@@ -1111,7 +1118,7 @@ mod tests {
         let mut config = BenchConfig::embedded_default();
         config.expect.transport = Some("efa".into());
         let mut record = RunRecord::new("run");
-        record.analysis = analyse_logs(dir.path(), &config, &record.environment);
+        record.analysis = analyse_logs(dir.path(), &config, &record.environment, false);
         let a = record.analysis.as_ref().expect("logs were analysed");
         assert_eq!(a.inter_node_transport, Transport::Socket);
         let reasons = judge(&config, &record);
@@ -1139,6 +1146,7 @@ mod tests {
             dir.path(),
             &BenchConfig::embedded_default(),
             &record.environment,
+            true,
         );
         let pids = [783, 789, 792, 795];
         for (rank, pid) in pids.into_iter().enumerate() {
@@ -1213,7 +1221,7 @@ mod tests {
         let dir = out_with_log("nvlink.log");
         let config = BenchConfig::embedded_default();
         let mut record = RunRecord::new("run");
-        record.analysis = analyse_logs(dir.path(), &config, &record.environment);
+        record.analysis = analyse_logs(dir.path(), &config, &record.environment, false);
         assert_eq!(
             record.analysis.as_ref().unwrap().inter_node_transport,
             Transport::None

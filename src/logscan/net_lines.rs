@@ -97,6 +97,11 @@ fn ib(rest: &str) -> Option<Event<'_>> {
     if rest.starts_with("Got completion") {
         return Some(Event::NetTrafficError { ib: true });
     }
+    // net_ib.cc (2.4.8+, WARN): `ibv_open_device` failed on a device that `ibv_get_device_list`
+    // listed: the HCA exists, the process cannot use it (no /dev/infiniband in a container).
+    if rest.starts_with("Unable to open device") {
+        return Some(Event::IbOpenFailed);
+    }
     if let Some(devices) = rest.strip_prefix("Using ") {
         // Devices come before `; OOB <if>`; the OOB interface is not a device.
         let end = OOB.find(devices.as_bytes()).unwrap_or(devices.len());
@@ -145,6 +150,16 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
         .filter(|name| !name.is_empty())
         .take(64)
         .collect()
+}
+
+/// The first `name:address` of an interface list (`[0]eth0:10.0.0.1<0> [1]...` or
+/// `eth0:10.0.0.1<0>`) → (`eth0`, `10.0.0.1`); IPv6 addresses keep their colons.
+pub fn first_interface_address(list: &str) -> Option<(&str, &str)> {
+    let first = list.split_whitespace().next()?;
+    let first = first.split_once(']').map_or(first, |(_, rest)| rest);
+    let (name, rest) = first.split_once(':')?;
+    let address = rest.split('<').next().unwrap_or(rest);
+    (!name.is_empty() && !address.is_empty()).then_some((name, address))
 }
 
 /// The interfaces of an interface list whose address is link-local (`169.254.x.x`,

@@ -56,7 +56,13 @@ pub fn text(a: &Analysis) -> String {
         yes_no(a.gdr)
     );
     if !a.why.is_empty() {
-        let _ = writeln!(out, "why: {} [{}]", a.why, a.basis.join(", "));
+        // The evidence kinds in brackets, when any decided (a `why` such as "no NCCL line
+        // shows the node count" has none, and `[]` would read as a glitch).
+        let _ = if a.basis.is_empty() {
+            writeln!(out, "why: {}", a.why)
+        } else {
+            writeln!(out, "why: {} [{}]", a.why, a.basis.join(", "))
+        };
     }
     let count = |n: Option<u32>| n.map_or("?".to_string(), |n| n.to_string());
     let _ = writeln!(
@@ -181,7 +187,11 @@ pub fn markdown(a: &Analysis) -> String {
         a.inter_node_transport.as_str()
     );
     if !a.why.is_empty() {
-        let _ = writeln!(out, "| why | {} (`{}`) |", md(&a.why), a.basis.join("`, `"));
+        let _ = if a.basis.is_empty() {
+            writeln!(out, "| why | {} |", md(&a.why))
+        } else {
+            writeln!(out, "| why | {} (`{}`) |", md(&a.why), a.basis.join("`, `"))
+        };
     }
     let _ = writeln!(out, "| socket fallback | {} |", yes_no(a.socket_fallback));
     let _ = writeln!(out, "| GPUDirect RDMA | {} |", yes_no(a.gdr));

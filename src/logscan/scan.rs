@@ -30,6 +30,10 @@ pub struct Options {
     /// asked for. A bare log does not show them (NCCL prints only some), so `analyze` leaves
     /// this empty.
     pub environment: Vec<(String, String)>,
+    /// The launcher made the nodes on one machine on purpose (`run --simulate-nodes`, a
+    /// different NCCL_HOSTID per node): judge the nodes NCCL counted as nodes, though every
+    /// rank shows the same host name.
+    pub simulated_nodes: bool,
 }
 
 /// Analyzes one stream (a file, stdin, a pod's log). `source_name` labels its evidence.
@@ -184,6 +188,7 @@ impl Analyzer {
     pub fn new(options: Options) -> Self {
         let mut facts = Facts::default();
         facts.note_environment(&options.environment);
+        facts.simulated_nodes = options.simulated_nodes;
         Analyzer {
             options,
             facts,

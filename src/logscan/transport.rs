@@ -38,6 +38,8 @@ pub enum Basis {
     OneRankComm,
     /// Every rank in one process (`ncclCommInitAll`, nccl-tests `-g N`).
     OneProcess,
+    /// NCCL bootstraps on loopback only: no other host can reach it.
+    Loopback,
     /// Errors only a network connection produces (`NET/IB : Got completion from peer`).
     NetErrors,
     /// `MNNVL 1` on the communicator line.
@@ -70,6 +72,7 @@ impl Basis {
             Basis::AllRanksOneHost => "all-ranks-one-host",
             Basis::OneRankComm => "one-rank-comm",
             Basis::OneProcess => "one-process",
+            Basis::Loopback => "loopback",
             Basis::NetErrors => "net-errors",
             Basis::Mnnvl => "mnnvl",
             Basis::NetworkModule => "network-module",
@@ -139,6 +142,8 @@ pub struct Decision {
     pub nvlink_ranks: usize,
     /// RDMA carried traffic (NCCL's IB module) although the transport stays unknown.
     pub rdma_carried: bool,
+    /// The log shows one machine without proving one node (see `OneHost`).
+    pub one_host: Option<OneHost>,
 }
 
 /// Orders transports from worst to best for picking the job-wide value when ranks disagree:
@@ -209,7 +214,8 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
             n.eq_ignore_ascii_case("socket") || n.eq_ignore_ascii_case("fastsocket")
         })
     });
-    let socket_fallback = socket_fallback(
+    let one_host = one_host_shown(facts, &hosts, node_count.count);
+    let mut socket_fallback = socket_fallback(
         facts,
         inter_node,
         expect,
@@ -217,6 +223,18 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         rdma_carried,
         socket_module,
     );
+    // One host, shown: TCP between NCCL's "nodes" stayed on it (NCCL_HOSTID, P2P and SHM
+    // disabled), or nothing shows a second node. A plugin that failed there is the
+    // `net-plugin-failed` warning, not a fallback of traffic between machines; `--expect`
+    // still fails on its own finding.
+    // Nodes simulated on one machine by the launcher are nodes as NCCL counted them.
+    if socket_fallback == Some(true) && expect.is_none() && !facts.simulated_nodes {
+        match one_host {
+            Some(OneHost::LinksStayed) => socket_fallback = Some(false),
+            Some(OneHost::NothingElseShown) => socket_fallback = None,
+            None => {}
+        }
+    }
     let gdr = gdr(facts, &per_rank);
     let deliberate_tcp = deliberate_tcp(facts);
 
@@ -246,7 +264,12 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
     }
     let nodes = match node_count.count {
         NodeCount::One => Some(1),
-        _ => job
+        // `nNodes 1` of an NVLink clique (MNNVL) beside several hosts: the hosts count.
+        NodeCount::Several => job
+            .max_nnodes
+            .filter(|&n| n > 1)
+            .or((hosts.len() >= 2).then_some(hosts.len() as u32)),
+        NodeCount::Unknown => job
             .max_nnodes
             .or((hosts.len() >= 2).then_some(hosts.len() as u32)),
     };
@@ -265,6 +288,7 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         why: why_parts.join("; "),
         nvlink_ranks,
         rdma_carried,
+        one_host,
     }
 }
 
@@ -274,6 +298,8 @@ struct JobContext {
     /// Link layers of every IB port listed anywhere (one rank's log often has the list).
     link_layers: Vec<String>,
     max_nnodes: Option<u32>,
+    /// Some rank printed a `via NET/...` link: the excerpt has connection lines.
+    net_links_shown: bool,
 }
 
 impl JobContext {
@@ -292,6 +318,10 @@ impl JobContext {
         JobContext {
             provider: job_provider(facts),
             link_layers,
+            net_links_shown: facts
+                .ranks
+                .iter()
+                .any(|r| r.conns.iter().any(|c| c.is_network())),
             max_nnodes: facts
                 .ranks
                 .iter()
@@ -319,10 +349,12 @@ const NODE_RULES: &[NodeRule] = &[
     several_by_nnodes,
     several_by_channel_lines,
     several_by_hosts,
+    several_by_addresses,
     several_by_net_errors,
     several_by_rank_numbers,
     several_by_tree_peers,
     one_by_nnodes,
+    one_by_loopback,
     one_by_one_rank_comm,
     one_by_comm_init_all,
     one_by_one_process,
@@ -413,6 +445,37 @@ fn several_by_hosts(v: &NodeView) -> Option<Nodes> {
     )
 }
 
+/// Processes that share a host name but bootstrap on different addresses of the same
+/// interface (`Bootstrap : Using eth0:10.0.0.1<0>` and `eth0:10.0.0.2<0>`): one host has one
+/// address per interface, so these are several hosts behind a placeholder or a copied name
+/// (`localhost`, `node`, a redacted `xxx`). Loopback says nothing.
+fn several_by_addresses(v: &NodeView) -> Option<Nodes> {
+    let why = addresses_differ(v.facts)?;
+    found(NodeCount::Several, Basis::DistinctHosts, why, None)
+}
+
+/// Two processes of one host name on different addresses of one interface, in words.
+fn addresses_differ(facts: &Facts) -> Option<String> {
+    let mut first: std::collections::HashMap<(Option<&str>, &str), &str> = Default::default();
+    for p in &facts.processes {
+        let Some((name, address)) = &p.address else {
+            continue;
+        };
+        if name == "lo" || address.starts_with("127.") || address == "::1" {
+            continue;
+        }
+        let known = *first
+            .entry((p.host.as_deref(), name.as_str()))
+            .or_insert(address.as_str());
+        if known != address {
+            return Some(format!(
+                "{name} addresses {known} and {address} behind one host name"
+            ));
+        }
+    }
+    None
+}
+
 /// Lines only a network connection produces: IB completion errors, NET/Socket progress
 /// errors, a plugin's own connection reports.
 fn several_by_net_errors(v: &NodeView) -> Option<Nodes> {
@@ -474,6 +537,30 @@ fn one_by_nnodes(v: &NodeView) -> Option<Nodes> {
         "nNodes 1".into(),
         Some(&n.evidence),
     )
+}
+
+/// Every process that names its bootstrap interface bootstraps on loopback (`Bootstrap :
+/// Using lo:127.0.0.1<0>`, bootstrap.cc 2.4.8+; a process without that line: the first
+/// interface of its `NET/Socket : Using` list, since both come from `ncclFindInterfaces`
+/// with the same NCCL_SOCKET_IFNAME and the bootstrap takes the first): each rank listens on
+/// that address for its ring neighbours (bootstrapInit), and 127.0.0.1 cannot be reached from
+/// another host, so the job can only have run on this one. NCCL picks `lo` only when it finds
+/// no other interface or is told to (`NCCL_SOCKET_IFNAME`).
+fn one_by_loopback(v: &NodeView) -> Option<Nodes> {
+    let mut shown = None;
+    for p in &v.facts.processes {
+        let (name, evidence) = match (&p.bootstrap_interface, &p.socket_interfaces) {
+            (Some(b), _) => (b.value.as_str(), &b.evidence),
+            (None, Some(s)) => (s.value.first().map_or("", String::as_str), &s.evidence),
+            (None, None) => continue,
+        };
+        if name != "lo" {
+            return None;
+        }
+        shown.get_or_insert(evidence);
+    }
+    let why = "bootstrap on loopback only (lo:127.0.0.1): no other host can reach it".to_string();
+    found(NodeCount::One, Basis::Loopback, why, Some(shown?))
 }
 
 /// The largest communicator has one rank.
@@ -674,6 +761,20 @@ fn rank_transport(
     let module = module_transport(rank, process, job);
     match nodes.count {
         NodeCount::Several => {
+            // Every link this rank printed stayed inside its node, while the excerpt does
+            // show NET links (of other ranks): NCCL connects only the ranks at a ring's or
+            // tree's node boundary over the network (graph/connect.cc), so this one carried
+            // no inter-node traffic, whatever module it selected.
+            let local_only = !rank.conns.is_empty() && rank.conns.iter().all(|c| !c.is_network());
+            if local_only && job.net_links_shown {
+                return Some(RankDecision {
+                    transport: Transport::None,
+                    evidence: rank.conns[0].evidence.clone(),
+                    basis: vec![],
+                    why: String::new(),
+                    network: None,
+                });
+            }
             if let Some(m) = module {
                 return Some(m);
             }
@@ -767,16 +868,23 @@ fn module_transport(rank: &Rank, process: &Process, job: &JobContext) -> Option<
     if let Some(error) = &process.socket_traffic {
         return Some(decision("Socket", Basis::NetErrors, error));
     }
-    let ib_absent = process.ib_no_device
-        || process.verbs_missing.is_some()
-        || process
-            .env("NCCL_IB_DISABLE")
-            .is_some_and(|f| f.value == "1");
+    let ib_disabled = process.env("NCCL_IB_DISABLE").filter(|f| f.value == "1");
+    let ib_absent =
+        process.ib_no_device || process.verbs_missing.is_some() || ib_disabled.is_some();
     if ib_absent
         && process.ib_devices.is_empty()
         && let Some(sockets) = &process.socket_interfaces
     {
         return Some(decision("Socket", Basis::InitSequence, &sockets.evidence));
+    }
+    // No external plugin (`No plugin found ..., using internal implementation`) and the IB
+    // module off (`NCCL_IB_DISABLE set by environment to 1.`): net.cc tries the plugin, then
+    // IB, then Socket, so Socket is the only network left, `NET/Socket : Using` line or not.
+    if let (Some(disabled), Some(_)) = (ib_disabled, &process.internal_net)
+        && process.ib_devices.is_empty()
+        && process.loaded_plugin.is_none()
+    {
+        return Some(decision("Socket", Basis::InitSequence, &disabled.evidence));
     }
     None
 }
@@ -806,6 +914,9 @@ fn describe_network(
             "link layer {}",
             if t == Transport::Roce { "RoCE" } else { "IB" }
         ));
+    }
+    if t == Transport::Ib && !basis.contains(&Basis::LinkLayer) {
+        parts.push("IB verbs, port link layer not shown".into());
     }
     if basis.contains(&Basis::Gdr) {
         parts.push("GPUDirect RDMA through aws-ofi-nccl (EFA)".into());
@@ -842,9 +953,11 @@ fn network_transport_why(
             &own
         };
         if layers.is_empty() {
-            // NCCL's IB module runs over InfiniBand and RoCE alike; without the port list
-            // the log does not say which.
-            (Transport::Unknown, vec![])
+            // NCCL's IB verbs module (net_ib.cc; HPC-X's IBext and the SHARP plugin are
+            // built on it) runs over InfiniBand and RoCE alike. Without the port list
+            // (`NET/IB : Using [0]mlx5_0:1/IB|RoCE`, the only per-port link-layer evidence)
+            // it is `ib`: RDMA either way, and RoCE is the refinement a port must show.
+            (Transport::Ib, vec![])
         } else if layers.iter().all(|l| l == "roce") {
             (Transport::Roce, vec![Basis::LinkLayer])
         } else {
@@ -981,6 +1094,15 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
             });
         }
     };
+    // IPoIB interfaces (`ib0`, `ib-bond0`, `ib0.8001`) or IB ports anywhere in the job.
+    let ib_hardware = facts.processes.iter().any(|p| {
+        !p.ib_devices.is_empty()
+            || p.socket_interfaces
+                .iter()
+                .flat_map(|f| f.value.iter())
+                .chain(p.bootstrap_interface.iter().map(|f| &f.value))
+                .any(|name| name.starts_with("ib"))
+    });
     for p in &facts.processes {
         let on = || Some(p.label());
         // aws-ofi-nccl that went on to select a TCP provider did find one: the provider
@@ -1019,6 +1141,13 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 push(why, on(), &loaded.evidence);
             }
         }
+        if let Some(evidence) = &p.ib_open_failed {
+            push(
+                "an IB/RoCE device exists, but NCCL could not open it".into(),
+                on(),
+                evidence,
+            );
+        }
         if let Some(evidence) = &p.ib_devices_evidence {
             push("IB/RoCE devices are listed".into(), on(), evidence);
             if let Some(failed) = &p.ib_init_failed {
@@ -1044,17 +1173,13 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 push(why, on(), &provider.evidence);
             }
         }
-        if let Some(disabled) = p.env("NCCL_IB_DISABLE").filter(|f| f.value == "1") {
-            let ipoib = p
-                .socket_interfaces
-                .iter()
-                .flat_map(|f| f.value.iter())
-                .chain(p.bootstrap_interface.iter().map(|f| &f.value))
-                .any(|name| name.starts_with("ib"));
-            if ipoib || !p.ib_devices.is_empty() {
-                let why = "NCCL_IB_DISABLE=1 although the host has IB interfaces".to_string();
-                push(why, on(), &disabled.evidence);
-            }
+        // The hosts of one job share their hardware: IPoIB or IB ports shown by any process
+        // mean the IB fabric is there for the process that disabled it too.
+        if let Some(disabled) = p.env("NCCL_IB_DISABLE").filter(|f| f.value == "1")
+            && ib_hardware
+        {
+            let why = "NCCL_IB_DISABLE=1 although the host has IB interfaces".to_string();
+            push(why, on(), &disabled.evidence);
         }
     }
     // The launch environment asked for an RDMA path (run, check and a pod's own run know it).
@@ -1218,6 +1343,52 @@ fn socket_fallback(
     // TCP was the only option, if we can see what NCCL tried; else the log can't tell.
     let tried_known = facts.processes.iter().any(|p| p.net_init_seen);
     tried_known.then_some(false)
+}
+
+/// How a log shows that its traffic never left one machine, short of proving one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OneHost {
+    /// Every NET link joins two ranks that processes of this one host hold: NCCL counted
+    /// nodes (NCCL_HOSTID, or no P2P/SHM path between the GPUs), the machine is one.
+    LinksStayed,
+    /// The node count is not shown, and every rank shown sits on one host that is one
+    /// process with several ranks, or a Docker container (its default host name is the
+    /// container id, 12 hex digits): nothing in the log points to another machine.
+    NothingElseShown,
+}
+
+/// Whether the log shows one machine (see `OneHost`).
+fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<OneHost> {
+    if hosts.len() != 1 || facts.header_hosts.len() > 1 || addresses_differ(facts).is_some() {
+        return None;
+    }
+    let shown: Vec<u32> = facts.ranks.iter().filter_map(|r| r.rank).collect();
+    let mut net_links = facts
+        .ranks
+        .iter()
+        .flat_map(|r| r.conns.iter().filter(|c| c.is_network()))
+        .peekable();
+    if count == NodeCount::Several {
+        let any = net_links.peek().is_some();
+        let stayed =
+            net_links.all(|c| !c.peers.is_empty() && c.peers.iter().all(|p| shown.contains(p)));
+        return (any && stayed).then_some(OneHost::LinksStayed);
+    }
+    if count != NodeCount::Unknown || net_links.peek().is_some() {
+        return None;
+    }
+    let host = hosts[0].as_str();
+    let container = host.len() == 12
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let processes: Vec<&Process> = facts
+        .processes
+        .iter()
+        .filter(|p| !p.ranks.is_empty())
+        .collect();
+    let one_process = processes.len() == 1 && processes[0].ranks.len() >= 2;
+    (container || one_process).then_some(OneHost::NothingElseShown)
 }
 
 /// RDMA carried traffic even where the transport stays unknown: NCCL's IB module on

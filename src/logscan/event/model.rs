@@ -36,6 +36,8 @@ pub enum EventOf<S> {
     /// (`NET/IB : Using [RO]; OOB eth0` after `No device found`).
     IbDevices(S),
     IbNoDevice,
+    /// WARN `NET/IB : Unable to open device mlx5_0`: the device exists, opening it failed.
+    IbOpenFailed,
     /// `Failed to open libibverbs.so`.
     VerbsMissing,
     /// `NET/Socket : Using [0]eth0:10.0.0.1<0> [1]...` (also 2.3 `NET : Using interface`):
@@ -206,6 +208,7 @@ impl<S> EventOf<S> {
             UsingNetwork(s) => UsingNetwork(f(s)),
             IbDevices(s) => IbDevices(f(s)),
             IbNoDevice => IbNoDevice,
+            IbOpenFailed => IbOpenFailed,
             VerbsMissing => VerbsMissing,
             SocketInterfaces(s) => SocketInterfaces(f(s)),
             BootstrapInterface(s) => BootstrapInterface(f(s)),

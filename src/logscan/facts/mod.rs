@@ -76,6 +76,8 @@ pub struct Facts {
     /// the variables that say which network path was asked for, with `environment` as the
     /// evidence's source.
     pub launch_env: Vec<(String, Fact<String>)>,
+    /// `Options::simulated_nodes`: the one host the ranks show is several nodes on purpose.
+    pub simulated_nodes: bool,
     /// A cap was hit: some processes or details were not tracked.
     pub capped: bool,
 }
@@ -210,6 +212,7 @@ impl Facts {
         }
         let p = &mut self.processes[process];
         p.records += 1;
+        p.source.get_or_insert(seen.source_index);
         match event {
             Event::Version(version) => set_once(&mut p.version, || version.to_string(), seen),
             Event::CudaDriver(driver) => {
@@ -221,6 +224,7 @@ impl Facts {
             }
             Event::PluginNotFound => {
                 p.net_init_seen = true;
+                p.internal_net.get_or_insert_with(|| seen.evidence());
                 // Routine unless a plugin was asked for by name (and it is not "none").
                 let requested = p.requested_plugin.as_ref().map(|f| f.value.as_str());
                 if requested.is_some_and(|name| !name.is_empty() && name != "none") {
@@ -299,6 +303,11 @@ impl Facts {
                 p.net_init_seen = true;
                 p.ib_no_device = true;
             }
+            Event::IbOpenFailed => {
+                p.net_init_seen = true;
+                p.ib_open_failed.get_or_insert_with(|| seen.evidence());
+                self.warnings.push(seen);
+            }
             Event::VerbsMissing => {
                 p.verbs_missing.get_or_insert_with(|| seen.evidence());
             }
@@ -309,6 +318,11 @@ impl Facts {
                     list.into_iter().map(str::to_string).collect()
                 };
                 set_once(&mut p.socket_interfaces, names, seen);
+                if p.address.is_none()
+                    && let Some((name, address)) = super::net_lines::first_interface_address(text)
+                {
+                    p.address = Some((name.to_string(), address.to_string()));
+                }
                 if p.link_local.is_none() {
                     let link_local = super::net_lines::link_local_interfaces(text);
                     if !link_local.is_empty() {
@@ -322,6 +336,12 @@ impl Facts {
                 let first = text.split_whitespace().next().unwrap_or("");
                 let first = first.split_once(']').map_or(first, |(_, rest)| rest);
                 let name = super::event::interface_name(first);
+                if p.bootstrap_interface.is_none()
+                    && let Some((name, address)) = super::net_lines::first_interface_address(text)
+                {
+                    // The bootstrap's address is the one other hosts connect to.
+                    p.address = Some((name.to_string(), address.to_string()));
+                }
                 set_once(&mut p.bootstrap_interface, || name.to_string(), seen);
                 if !super::net_lines::link_local_interfaces(first).is_empty() {
                     p.bootstrap_link_local
@@ -363,10 +383,14 @@ impl Facts {
                 let r = &mut self.ranks[rank];
                 // A split's size and numbering are the sub-communicator's, not the job's.
                 let split = r.split_comms.contains(&hex_id(comm));
-                if nnodes == 1 && nranks > 1 && !split {
+                // Under multi-node NVLink (`MNNVL 1`, 2.20+) NCCL counts a whole NVLink
+                // clique as one node (init.cc: the clique id replaces the host hash), so
+                // `nNodes 1` there does not mean one host: host names decide.
+                let clique = mnnvl == Some(1);
+                if nnodes == 1 && nranks > 1 && !split && !clique {
                     r.whole_comm_one_node = true;
                 }
-                if mnnvl == Some(1) && nnodes > 1 {
+                if clique && nranks > 1 {
                     r.mnnvl.get_or_insert_with(|| seen.evidence());
                 }
                 if nranks > 1 {

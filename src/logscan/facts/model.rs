@@ -138,6 +138,8 @@ pub struct Process {
     pub ib_lists_merged: Vec<u64>,
     pub ib_no_device: bool,
     pub ib_init_failed: Option<Evidence>,
+    /// `NET/IB : Unable to open device X`: an IB device exists but could not be opened.
+    pub ib_open_failed: Option<Evidence>,
     pub verbs_missing: Option<Evidence>,
     pub socket_interfaces: Option<Fact<Vec<String>>>,
     /// NET/Socket interfaces on a link-local address (`169.254.x`, `fe80::`).
@@ -145,6 +147,9 @@ pub struct Process {
     /// The bootstrap interface is on a link-local address.
     pub bootstrap_link_local: Option<Evidence>,
     pub bootstrap_interface: Option<Fact<String>>,
+    /// The address NCCL bootstraps on (`eth0:10.0.0.1<0>` → `10.0.0.1`), else that of the
+    /// first NET/Socket interface: a host's own address on that interface.
+    pub address: Option<(String, String)>,
     pub env: Vec<(String, Fact<String>)>,
     pub ofi_version: Option<String>,
     pub ofi_provider: Option<Fact<String>>,
@@ -163,11 +168,16 @@ pub struct Process {
     /// `NET/Socket : socket progress error`: a NET/Socket connection carried data.
     pub socket_traffic: Option<Evidence>,
     pub tuner_probe: Option<Evidence>,
+    /// NCCL's routine "no external plugin, using internal implementation" line (§3): the
+    /// network is NCCL's own IB, else its Socket.
+    pub internal_net: Option<Evidence>,
     /// Any line about choosing or initialising a network: we know what NCCL tried.
     pub net_init_seen: bool,
     pub ranks: Vec<usize>,
     /// NCCL records folded for this process.
     pub records: u64,
+    /// The source (file, pod) of its first record: index into `Facts::sources`.
+    pub source: Option<usize>,
 }
 
 impl Process {

@@ -4,9 +4,9 @@
 //!   at `\n`, `NCCL` and ESC, which `positions` finds 64 bytes at a time. Every
 //!   `NCCL INFO` / `NCCL WARN` of a line is found in that one pass, so records glued onto one
 //!   line cost nothing extra. A line without `NCCL` is passed on if it mentions `nccl`,
-//!   `libfabric:`, `#` or `] INFO ` (NCCL 2.2's records have no `NCCL`).
+//!   `libfabric:`, `Rank` (nccl-tests' `#  Rank` table) or `] INFO ` (NCCL 2.2's records have no `NCCL`).
 //! - Gaps (after `QUIET_LINES` lines in a row without `NCCL`): one SIMD search jumps to the
-//!   next `NCCL`; the lines skipped are searched for `nccl`, `libfabric:`, `#` and `] INFO ` (each once
+//!   next `NCCL`; the lines skipped are searched for `nccl`, `libfabric:`, `Rank` and `] INFO ` (each once
 //!   per chunk) and counted, so evidence keeps its line numbers.
 //!
 //! `batch` carries a framed chunk from the reading thread to the analysis.
@@ -32,7 +32,7 @@ pub trait Sink {
     /// A line with NCCL records and ANSI colour codes left of the first one (Ray, kubectl):
     /// the records are found again once the codes are removed.
     fn coloured_records(&mut self, line: &[u8], number: u64);
-    /// A line without records that mentions `NCCL`, `nccl`, `libfabric:` or `#`: the bare
+    /// A line without records that mentions `NCCL`, `nccl`, `libfabric:` or `Rank`: the bare
     /// version line, PyTorch's NCCL errors, libfabric warnings, nccl-tests' rank table.
     fn other(&mut self, line: &[u8], number: u64);
     /// Whether the sink wants no more lines for now: the framer then stops at the next line
@@ -211,7 +211,7 @@ impl Framer {
 }
 
 /// Passes on the lines of `chunk[from..to]` (whole lines, none with `NCCL`) that mention
-/// `nccl`, `libfabric:` or `#`; `lines` counts the lines before `from` and moves to each line
+/// `nccl`, `libfabric:` or `Rank`; `lines` counts the lines before `from` and moves to each line
 /// passed on. Returns where the line after the last one passed on starts (`from` if none),
 /// and whether the sink filled up there. `rare` belongs to `chunk` and only moves forward.
 fn scan_gap(
@@ -249,6 +249,10 @@ static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"nccl"));
 static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
+/// nccl-tests' rank table (`#  Rank  0 Group  0 Pid 100 on host device 0 ...`) is the only
+/// `#` line the analysis reads: searching for `Rank` instead of every `#` keeps comment-heavy
+/// logs (a `#` on every line) from costing a call per line.
+static RANK: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"Rank"));
 /// NCCL 2.2's records, `host:pid:tid [dev] INFO msg`, lack the word `NCCL`.
 static LEGACY_INFO: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"] INFO "));
@@ -284,7 +288,7 @@ impl NextNccl {
     }
 }
 
-/// The next `nccl`, `libfabric:` and `#` in a chunk, each searched once per chunk as the
+/// The next `nccl`, `libfabric:` and `Rank` in a chunk, each searched once per chunk as the
 /// scan moves forward (`None`: no more in this chunk). Positions asked for only grow.
 #[derive(Default)]
 struct RareNeedles {
@@ -319,7 +323,7 @@ impl RareNeedles {
                 let found = match i {
                     0 => LOWER_NCCL.find(rest),
                     1 => LIBFABRIC.find(rest),
-                    2 => memchr::memchr(b'#', rest),
+                    2 => RANK.find(rest),
                     _ => LEGACY_INFO.find(rest),
                 };
                 *slot = Some((found.map(|at| from + at), from));

@@ -233,3 +233,64 @@ pub fn capped(ctx: &Ctx, out: &mut Vec<Finding>) {
         ));
     }
 }
+
+/// Two inputs each hold the same rank of a communicator of the same size (two `rank 0 of 2`):
+/// one NCCL communicator numbers its ranks once (init.cc), so these are separate jobs, and
+/// reading them as one job would count their hosts as one job's nodes.
+pub fn duplicate_ranks(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    if facts.sources.len() < 2 {
+        return;
+    }
+    // (world, rank) → the first process that holds it, and its source.
+    let mut first: std::collections::HashMap<(u32, u32), (usize, usize)> = Default::default();
+    let mut clashes: Vec<(u32, u32, usize, usize)> = Vec::new();
+    for (index, r) in facts.ranks.iter().enumerate() {
+        let (Some(number), true) = (r.rank, r.world > 1) else {
+            continue;
+        };
+        let Some(source) = facts.processes[r.process].source else {
+            continue;
+        };
+        match first.get(&(r.world, number)) {
+            Some(&(earlier, other)) if other != source => {
+                if clashes.len() < 8 {
+                    clashes.push((number, r.world, earlier, index));
+                }
+            }
+            Some(_) => {}
+            None => {
+                first.insert((r.world, number), (index, source));
+            }
+        }
+    }
+    let Some(&(number, world, a, b)) = clashes.first() else {
+        return;
+    };
+    let (ra, rb) = (&facts.ranks[a], &facts.ranks[b]);
+    let (pa, pb) = (&facts.processes[ra.process], &facts.processes[rb.process]);
+    let evidence = [ra, rb]
+        .iter()
+        .filter_map(|r| facts.phase_evidence(r))
+        .collect();
+    let source = |p: &Process| {
+        p.source
+            .and_then(|s| facts.sources.get(s))
+            .cloned()
+            .unwrap_or_default()
+    };
+    out.push(finding(
+        "duplicate-ranks",
+        Severity::Warn,
+        format!(
+            "rank {number} of a {world}-rank communicator appears twice, in {} ({}) and in {} ({}){}: these inputs look like separate jobs, read here as one",
+            source(pa),
+            pa.label(),
+            source(pb),
+            pb.label(),
+            if clashes.len() > 1 { format!(", and {} more rank(s) likewise", clashes.len() - 1) } else { String::new() }
+        ),
+        evidence,
+        Some("analyse each job's logs on their own: `netcheck analyze job-a.log`, then `netcheck analyze job-b.log`".into()),
+    ));
+}

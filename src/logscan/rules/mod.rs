@@ -44,6 +44,7 @@ const RULES: &[Rule] = &[
     health::nccl_warnings,
     health::mixed_versions,
     health::nic_count_mismatch,
+    health::duplicate_ranks,
     context::single_node,
     context::simulated_nodes,
     context::tuner_probe_hint,

@@ -13,6 +13,18 @@ or `efa`, and that aws-ofi-nccl is on LD_LIBRARY_PATH (or named by NCCL_NET_PLUG
 const IB_HINT: &str = "check that /dev/infiniband is visible in the container, `ibv_devices` lists \
 the HCAs, NCCL_IB_DISABLE is unset and NCCL_IB_HCA (if set) names existing devices";
 
+/// The hint for a plugin or provider failure on a log that shows one machine: EFA or
+/// InfiniBand matter only between machines, and many single-host instances (g5, g6, a
+/// workstation) have neither.
+const ONE_HOST_PLUGIN_HINT: &str = "harmless on one host: traffic between its GPUs never uses the network plugin. On a host without EFA or InfiniBand (EC2 g5/g6, a workstation) this is expected; set NCCL_NET=Socket to skip the plugin. Before a multi-node run on EFA or IB instances, run `netcheck doctor` there";
+
+/// Whether the log shows one machine: one node, or one host and nothing beyond it.
+fn one_host(ctx: &Ctx) -> bool {
+    ctx.decision.inter_node == Transport::None
+        || ctx.decision.node_count.count == NodeCount::One
+        || ctx.decision.one_host.is_some()
+}
+
 fn expect_hint(expect: Transport) -> String {
     match expect {
         Transport::Efa => EFA_HINT.to_string(),
@@ -271,7 +283,14 @@ pub fn plugin_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
             labels(failing.iter().copied())
         ),
         evidence,
-        Some(failure_hint(kind, ctx)),
+        Some(match kind {
+            PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed
+                if one_host(ctx) && ctx.expect.is_none() =>
+            {
+                ONE_HOST_PLUGIN_HINT.to_string()
+            }
+            _ => failure_hint(kind, ctx),
+        }),
     ));
 }
 
@@ -311,7 +330,11 @@ pub fn efa_provider_missing(ctx: &Ctx, out: &mut Vec<Finding>) {
         Severity::Warn,
         "libfabric offered no usable EFA provider: no EFA device is visible to the process".into(),
         evidence,
-        Some(EFA_HINT.to_string()),
+        Some(if one_host(ctx) && ctx.expect.is_none() {
+            ONE_HOST_PLUGIN_HINT.to_string()
+        } else {
+            EFA_HINT.to_string()
+        }),
     ));
 }
 
@@ -365,8 +388,11 @@ pub fn ib_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
 /// what a GPU cluster wants.
 pub fn tcp_inter_node(ctx: &Ctx, out: &mut Vec<Finding>) {
     let d = ctx.decision;
+    // One machine split into NCCL nodes: the TCP stayed on it (`simulated-nodes` says so),
+    // and advice about EFA between machines would be beside the point.
     if d.inter_node != Transport::Socket
         || d.socket_fallback == Some(true)
+        || d.one_host.is_some()
         || d.deliberate_tcp
         || ctx.expect == Some(Transport::Socket)
     {
