@@ -30,4 +30,5 @@ pub mod results;
 pub mod worker;
 
 pub mod fabric;
+pub mod host;
 pub mod probe;

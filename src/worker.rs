@@ -156,17 +156,6 @@ pub fn emit(event: &Event) {
     let _ = out.write_all(line.as_bytes()).and_then(|_| out.flush());
 }
 
-pub fn hostname() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: the buffer length is passed; gethostname NUL-terminates on success.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
-    if rc != 0 {
-        return "unknown-host".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
 pub fn run(opts: WorkerOptions) -> Result<Outcome> {
     let rank = opts.rank;
     let fail = |phase: &str, kind: ErrorKind, message: String| {
@@ -184,7 +173,7 @@ pub fn run(opts: WorkerOptions) -> Result<Outcome> {
     };
     let token = std::env::var(TOKEN_ENV)
         .map_err(|_| Error::usage(format!("the worker needs the run token in {TOKEN_ENV}")))?;
-    let host = hostname();
+    let host = crate::host::hostname();
     let join_deadline = Instant::now() + opts.timeout;
 
     if !opts.rendezvous_only && !unsafe { cudarc::nccl::sys::is_culib_present() } {

@@ -156,7 +156,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
 fn write_report(results: &Path, dir: &Path) -> Result<()> {
     let run = crate::results::load_run(results)?;
     let mut doc = crate::report::Document::new(vec![run]);
-    doc.config = crate::report::load_config(None, None)?;
+    doc.config = crate::config::load_config(None, None)?;
     let exporters = crate::report::report_exporters(&doc);
     crate::report::write_all(&doc, &exporters, dir)?;
     Ok(())

@@ -125,7 +125,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         .as_deref()
         .map(results::load_baseline)
         .transpose()?;
-    let mut config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
+    let mut config = crate::config::load_config(args.config.as_deref(), args.profile.as_deref())?;
     if config.is_none()
         && let Some(carried) = runs
             .first()
@@ -193,7 +193,7 @@ pub fn run(mut args: Args) -> Result<Outcome> {
         if let Some(path) = path
             && let Err(e) = exporter
                 .render(&doc)
-                .and_then(|bytes| report::write_file(&path, &bytes))
+                .and_then(|bytes| crate::output::write_file(&path, &bytes))
         {
             failed_writes.push(e);
         }

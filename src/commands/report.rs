@@ -63,7 +63,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         .as_deref()
         .map(crate::results::load_baseline)
         .transpose()?;
-    doc.config = report::load_config(args.config.as_deref(), args.profile.as_deref())?;
+    doc.config = crate::config::load_config(args.config.as_deref(), args.profile.as_deref())?;
     doc.tolerance_pct = tolerance;
     let exporters = report::report_exporters(&doc);
     let written: Vec<(String, PathBuf)> = exporters

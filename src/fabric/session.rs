@@ -319,7 +319,7 @@ impl Driver {
     pub fn run(self, stream: TcpStream, mode: &str, peer_label: &str) -> Result<FabricReport> {
         let Driver { lib, mut ep, opts } = self;
         let started_at = chrono::Utc::now().to_rfc3339();
-        let host = crate::probe::host::hostname();
+        let host = crate::host::hostname();
         let hello = Hello {
             protocol: PROTOCOL.into(),
             token: opts.token.clone(),
@@ -432,7 +432,7 @@ pub fn respond(lib: Arc<Libfabric>, stream: TcpStream, opts: &Options) -> Result
     }
     let peer = ep.insert_peer(&hello.address)?;
     let ready = Reply::Ready {
-        host: crate::probe::host::hostname(),
+        host: crate::host::hostname(),
         libfabric: lib.info(),
         endpoint: ep.info_summary.clone(),
         address: ep.name()?,

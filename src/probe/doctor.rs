@@ -173,7 +173,7 @@ pub fn run(inputs: &Inputs) -> DoctorReport {
     let worst = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
     DoctorReport {
         schema: DOCTOR_SCHEMA.into(),
-        host: super::host::hostname(),
+        host: crate::host::hostname(),
         kernel: kernel_release(),
         generated_at: chrono::Utc::now().to_rfc3339(),
         verdict: match worst {

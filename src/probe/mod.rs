@@ -11,7 +11,6 @@ pub mod doctor;
 pub mod envlint;
 pub mod files;
 pub mod gpu;
-pub mod host;
 pub mod libfabric;
 pub mod loaded;
 pub mod nccl;

@@ -11,7 +11,6 @@ mod junit;
 mod markdown;
 pub mod model;
 mod plot;
-pub mod profiles;
 mod prom;
 mod summary;
 
@@ -69,7 +68,7 @@ impl Document {
                     .hosts
                     .iter()
                     .find_map(|h| h.instance_type.clone())?;
-                profiles::for_instance_type(&instance).and_then(|c| c.hardware)
+                crate::config::profiles::for_instance_type(&instance).and_then(|c| c.hardware)
             })
     }
 
@@ -119,7 +118,7 @@ pub fn write_all(
         .iter()
         .map(|e| {
             let path = dir.join(e.file_name());
-            write_file(&path, &e.render(doc)?)?;
+            crate::output::write_file(&path, &e.render(doc)?)?;
             Ok(path)
         })
         .collect::<Result<_>>()?;
@@ -144,12 +143,6 @@ fn is_plot_file(name: &str) -> bool {
         && (stem == "bandwidth" || stem == "latency" || stem.starts_with("heatmap-"))
 }
 
-/// Writes one output file the way every command does (`crate::output::write_file`): `-` is
-/// stdout, devices and FIFOs are written through, regular files replaced atomically.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::output::write_file(path, bytes)
-}
-
 impl Document {
     /// The config whose thresholds and references the plots show: the one given, else the one
     /// the first run carries.
@@ -159,16 +152,6 @@ impl Document {
                 .first()
                 .and_then(|r| model::embedded_config(&r.record))
         })
-    }
-}
-
-/// The bench config from `--config FILE` or `--profile NAME` (at most one of them).
-pub fn load_config(file: Option<&Path>, profile: Option<&str>) -> Result<Option<BenchConfig>> {
-    match (file, profile) {
-        (Some(path), None) => BenchConfig::load(path).map(Some),
-        (None, Some(name)) => profiles::by_name(name).map(Some),
-        (None, None) => Ok(None),
-        (Some(_), Some(_)) => Err(Error::usage("give --config or --profile, not both")),
     }
 }
 
@@ -240,7 +223,7 @@ mod tests {
             }
             let mut doc = Document::new(vec![Run::new(record.clone(), "r.json")]);
             doc.baseline = Some(Run::new(record, "b.json"));
-            doc.config = Some(profiles::by_name("h200x2").unwrap());
+            doc.config = Some(crate::config::profiles::by_name("h200x2").unwrap());
             let mut exporters = report_exporters(&doc);
             exporters.push(Box::new(Prometheus));
             for e in &exporters {

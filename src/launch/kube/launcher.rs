@@ -751,11 +751,12 @@ async fn cleanup(client: &KubeClient, settings: &Settings, nonce: &str, secret: 
     }
 }
 
+/// A file under the run's output folder (created as needed), written as every output is.
 pub(super) fn write_file(path: &Path, text: &str) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
     }
-    std::fs::write(path, text).map_err(|e| Error::write(path, e))
+    crate::output::write_file(path, text.as_bytes())
 }
 
 fn save(record: &RunRecord, dir: &Path) -> Result<PathBuf> {

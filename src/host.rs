@@ -1,4 +1,5 @@
-//! Facts about this host that several reports need.
+//! Facts about this machine that several rooms need (`probe`, `fabric`, `worker`). A leaf:
+//! it imports nothing of the crate.
 
 /// This host's name (`gethostname`), or `unknown`.
 pub fn hostname() -> String {

@@ -4,6 +4,8 @@
 //! Sizes are written the way nccl-tests users write them (`1K`, `64M`, `1G`, binary units);
 //! durations as `30s`, `10m`, `1h` or plain seconds.
 
+pub mod profiles;
+
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +15,7 @@ use crate::error::{Error, Result};
 /// The profile used when `netcheck run` gets no `--config`: 1 KiB – 1 GiB, all-gather and
 /// reduce-scatter, float32. Kept in the repository so `--config bench-configs/default.toml`
 /// gives exactly the same sweep.
-pub const DEFAULT_CONFIG: &str = include_str!("../bench-configs/default.toml");
+pub const DEFAULT_CONFIG: &str = include_str!("../../bench-configs/default.toml");
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -526,6 +528,16 @@ pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, Strin
         return Err(format!("`{s}` must be a positive duration"));
     }
     Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// The bench config from `--config FILE` or `--profile NAME` (at most one of them).
+pub fn load_config(file: Option<&Path>, profile: Option<&str>) -> Result<Option<BenchConfig>> {
+    match (file, profile) {
+        (Some(path), None) => BenchConfig::load(path).map(Some),
+        (None, Some(name)) => profiles::by_name(name).map(Some),
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(Error::usage("give --config or --profile, not both")),
+    }
 }
 
 #[cfg(test)]
