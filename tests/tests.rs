@@ -7,6 +7,7 @@ mod analyze_evidence;
 mod analyze_kube;
 mod analyze_props;
 mod analyze_rules;
+mod architecture;
 mod cli;
 mod doctor;
 mod fabric;

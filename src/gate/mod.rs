@@ -698,3 +698,80 @@ mod tests {
         assert_eq!(report.verdict, Outcome::Pass);
     }
 }
+
+/// Every bundled profile against what `netcheck run` measures by default (issue 26: the
+/// headline gate must judge the headline run).
+#[cfg(test)]
+mod profile_tests {
+    use crate::config::profiles::{PROFILES, by_name};
+
+    /// What `netcheck run` measures with no flags: all_gather and reduce_scatter, 1K to 1G,
+    /// out-of-place and in-place, checked; fast enough for every profile.
+    fn default_run(busbw: f64) -> crate::results::RunRecord {
+        let mut r = crate::results::RunRecord::new("run");
+        for op in ["all_gather", "reduce_scatter"] {
+            for shift in 10..=30 {
+                for in_place in [false, true] {
+                    r.rows.push(crate::results::ResultRow {
+                        op: op.into(),
+                        dtype: "float32".into(),
+                        bytes: 1 << shift,
+                        count: (1 << shift) / 4,
+                        in_place,
+                        redop: None,
+                        iters: Some(20),
+                        time_us: crate::results::TimeStats {
+                            mean: 10.0,
+                            ..Default::default()
+                        },
+                        algbw_gbs: Some(busbw),
+                        busbw_gbs: Some(busbw),
+                        wrong: Some(0),
+                        group: None,
+                    });
+                }
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn every_profile_judges_the_default_run_and_passes_a_fast_one() {
+        for (name, _) in PROFILES {
+            let config = by_name(name).unwrap();
+            let record = default_run(1000.0);
+            let judge = |record: &crate::results::RunRecord| {
+                crate::gate::evaluate(&crate::gate::GateInput {
+                    record,
+                    origin: "r.json",
+                    config: Some(&config),
+                    baseline: None,
+                    tolerance_pct: 10.0,
+                    baseline_min_bytes: None,
+                    // The transport is judged from logs, which these rows have none of.
+                    expect_transport: Some("any".into()),
+                    require_bandwidth: false,
+                })
+            };
+            let report = judge(&record);
+            let failed: Vec<String> = report
+                .cases
+                .iter()
+                .filter(|c| c.outcome == crate::gate::Outcome::Fail)
+                .map(|c| format!("{} {}: {:?}", c.class, c.name, c.checks))
+                .collect();
+            assert!(failed.is_empty(), "{name}: {failed:#?}");
+            if *name == "default" {
+                continue;
+            }
+            assert!(
+                report.judged.checks.get("bandwidth").copied().unwrap_or(0) >= 4,
+                "{name}: the default run's bandwidth is judged: {}",
+                report.judged.to_line()
+            );
+            // And a run at socket speed fails the floors.
+            let slow = judge(&default_run(0.5));
+            assert_eq!(slow.verdict, crate::gate::Outcome::Fail, "{name}");
+        }
+    }
+}
