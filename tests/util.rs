@@ -28,3 +28,21 @@ pub fn container_args(container: &serde_json::Value) -> Vec<&str> {
         .map(|a| a.as_str().expect("every arg is a string"))
         .collect()
 }
+
+/// A synthetic RunRecord under tests/fixtures/results.
+#[allow(dead_code)]
+pub fn results(name: &str) -> PathBuf {
+    fixture(&format!("results/{name}"))
+}
+
+/// `netcheck gate <record> --baseline baseline.json`, both from tests/fixtures/results; the
+/// caller adds the rest.
+#[allow(dead_code)]
+pub fn gate_against_baseline(record: &str) -> assert_cmd::Command {
+    let mut cmd = netcheck();
+    cmd.arg("gate")
+        .arg(results(record))
+        .arg("--baseline")
+        .arg(results("baseline.json"));
+    cmd
+}
