@@ -46,3 +46,21 @@ pub fn gate_against_baseline(record: &str) -> assert_cmd::Command {
         .arg(results("baseline.json"));
     cmd
 }
+
+/// Rank 0's log as a launched `netcheck run` prints it: NCCL's lines (the captured
+/// tests/fixtures/kube/worker-nccl.log), then `between`, then its RunRecord (worker-result.json)
+/// after `NETCHECK_RESULT `, with the bandwidths scaled by `scale`.
+#[allow(dead_code)]
+pub fn rank0_log(scale: f64, between: &str) -> String {
+    let nccl = std::fs::read_to_string(fixture("kube/worker-nccl.log")).unwrap();
+    let mut record =
+        netcheck::results::RunRecord::load(&fixture("kube/worker-result.json")).unwrap();
+    for row in &mut record.rows {
+        row.busbw_gbs = row.busbw_gbs.map(|b| b * scale);
+        row.algbw_gbs = row.algbw_gbs.map(|b| b * scale);
+    }
+    format!(
+        "{nccl}{between}NETCHECK_RESULT {}\n",
+        serde_json::to_string(&record).unwrap()
+    )
+}
