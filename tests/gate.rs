@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::{fixture, gate_against_baseline, netcheck, results};
+use crate::util::{gate_against_baseline, ingest_fixture, netcheck, results};
 
 #[test]
 fn healthy_run_within_the_baseline_passes() {
@@ -215,13 +215,7 @@ fn bad_input_exits_2_naming_file_and_field() {
 fn ingested_nccl_tests_output_can_be_gated_in_one_step() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_gather_truncated.txt"))
-        .arg("--out")
-        .arg(&r)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/all_gather_truncated.txt", &r);
     // The truncated sweep must not pass.
     netcheck()
         .arg("gate")

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
-use crate::util::{fixture, gate_against_baseline, netcheck, results};
+use crate::util::{fixture, gate_against_baseline, ingest_fixture, netcheck, results};
 
 fn copy_to(dir: &Path, from: &Path, name: &str) -> PathBuf {
     let to = dir.join(name);
@@ -206,13 +206,7 @@ fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
 fn prometheus_has_one_gate_series_per_run_and_a_timestamp_for_naive_times() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/two_runs_terminal.log"))
-        .arg("--out")
-        .arg(&r)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/two_runs_terminal.log", &r);
     let prom = dir.path().join("p.prom");
     netcheck()
         .arg("gate")
@@ -235,13 +229,7 @@ fn prometheus_has_one_gate_series_per_run_and_a_timestamp_for_naive_times() {
     assert_eq!(cases.len(), 2, "{text}");
 
     // nccl-tests -J: `start_time` without a timezone, taken as UTC.
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/reduce_scatter_2nodes.json"))
-        .arg("--out")
-        .arg(&r)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/reduce_scatter_2nodes.json", &r);
     netcheck()
         .arg("gate")
         .arg(&r)

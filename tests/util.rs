@@ -64,3 +64,15 @@ pub fn rank0_log(scale: f64, between: &str) -> String {
         serde_json::to_string(&record).unwrap()
     )
 }
+
+/// `netcheck ingest <fixture> --out <out>`, which must succeed; its assert, for the output.
+#[allow(dead_code)]
+pub fn ingest_fixture(rel: &str, out: &std::path::Path) -> assert_cmd::assert::Assert {
+    netcheck()
+        .arg("ingest")
+        .arg(fixture(rel))
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success()
+}
