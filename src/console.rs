@@ -127,25 +127,11 @@ fn bw(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::TimeStats;
 
     fn row(bytes: u64, in_place: bool, mean: f64) -> ResultRow {
         ResultRow {
-            op: "all_gather".into(),
-            dtype: "float32".into(),
-            bytes,
-            count: bytes / 8,
-            in_place,
-            redop: None,
-            iters: Some(20),
-            time_us: TimeStats {
-                mean,
-                ..Default::default()
-            },
-            algbw_gbs: crate::results::gbs(bytes, mean),
             busbw_gbs: crate::results::gbs(bytes, mean).map(|a| a / 2.0),
-            wrong: Some(0),
-            group: None,
+            ..ResultRow::for_test("all_gather", bytes, in_place, mean)
         }
     }
 

@@ -10,6 +10,7 @@ use std::io::Write;
 use netcheck::logscan::{Analysis, Options, Severity, Transport, Verdict, analyze_paths};
 use serde::Deserialize;
 
+use crate::excerpt::has;
 use crate::util::{fixture, netcheck};
 
 fn analyze_with(rel: &str, expect: Option<Transport>) -> Analysis {
@@ -30,10 +31,6 @@ fn analyze(rel: &str) -> Analysis {
 
 fn ids(a: &Analysis) -> Vec<&str> {
     a.findings.iter().map(|f| f.id.as_str()).collect()
-}
-
-fn has(a: &Analysis, id: &str) -> bool {
-    a.findings.iter().any(|f| f.id == id)
 }
 
 fn severity(a: &Analysis, id: &str) -> Severity {

@@ -5,26 +5,9 @@
 //! release each appeared in is noted), not copied from anyone's log. Host names, pids and
 //! addresses are made up.
 
-use std::io::Cursor;
+use netcheck::logscan::Transport;
 
-use netcheck::logscan::{Analysis, Options, Transport, analyze_reader};
-
-fn run(log: &str) -> Analysis {
-    analyze_reader(Cursor::new(log.as_bytes()), "t.log", &Options::default()).expect("in memory")
-}
-
-fn has(a: &Analysis, id: &str) -> bool {
-    a.findings.iter().any(|f| f.id == id)
-}
-
-/// (what it shows, log, inter_node_transport, socket_fallback, a basis it must list)
-type Row = (
-    &'static str,
-    &'static str,
-    Transport,
-    Option<bool>,
-    Option<&'static str>,
-);
+use crate::excerpt::{Row, decides, has, run};
 
 #[rustfmt::skip]
 const ROWS: &[Row] = &[
@@ -232,24 +215,10 @@ const ROWS: &[Row] = &[
 
 #[test]
 fn each_kind_of_evidence_decides_and_is_named() {
-    for (what, log, transport, fallback, basis) in ROWS {
-        let a = run(log);
-        assert_eq!(
-            (a.inter_node_transport, a.socket_fallback),
-            (*transport, *fallback),
-            "{what}: basis {:?}, why {:?}",
-            a.basis,
-            a.why
-        );
-        if let Some(basis) = basis {
-            assert!(
-                a.basis.iter().any(|b| b == basis),
-                "{what}: basis {:?} lacks {basis}",
-                a.basis
-            );
-        }
+    for row in ROWS {
+        let a = decides(row);
         if a.inter_node_transport != Transport::Unknown {
-            assert!(!a.why.is_empty(), "{what}: no why");
+            assert!(!a.why.is_empty(), "{}: no why", row.0);
         }
     }
 }

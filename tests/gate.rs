@@ -2,23 +2,14 @@
 //! synthetic RunRecords in tests/fixtures/results (test inputs, not measurements).
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::{fixture, netcheck};
-
-fn results(name: &str) -> PathBuf {
-    fixture(&format!("results/{name}"))
-}
+use crate::util::{gate_against_baseline, ingest_fixture, netcheck, results};
 
 #[test]
 fn healthy_run_within_the_baseline_passes() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .arg("--baseline")
-        .arg(results("baseline.json"))
+    gate_against_baseline("healthy.json")
         .args(["--profile", "h200x2"])
         .assert()
         .code(0)
@@ -32,11 +23,7 @@ fn regression_fails_with_what_and_by_how_much() {
     let prom = dir.path().join("netcheck.prom");
     let md = dir.path().join("gate.md");
     let json = dir.path().join("gate.json");
-    netcheck()
-        .arg("gate")
-        .arg(results("regressed.json"))
-        .arg("--baseline")
-        .arg(results("baseline.json"))
+    gate_against_baseline("regressed.json")
         .args(["--profile", "h200x2", "--junit"])
         .arg(&junit)
         .arg("--prom")
@@ -208,11 +195,7 @@ fn bad_input_exits_2_naming_file_and_field() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("threshold[0].latency_stat"));
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .arg("--baseline")
-        .arg(results("baseline.json"))
+    gate_against_baseline("healthy.json")
         .args(["--tolerance", "150"])
         .assert()
         .code(2)
@@ -232,13 +215,7 @@ fn bad_input_exits_2_naming_file_and_field() {
 fn ingested_nccl_tests_output_can_be_gated_in_one_step() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_gather_truncated.txt"))
-        .arg("--out")
-        .arg(&r)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/all_gather_truncated.txt", &r);
     // The truncated sweep must not pass.
     netcheck()
         .arg("gate")
@@ -361,11 +338,7 @@ fn markdown_names_a_tolerance_only_with_a_baseline() {
     let without = String::from_utf8(without).unwrap();
     assert!(!without.contains("tolerance"), "{without}");
     assert!(without.contains("not judged: baseline"), "{without}");
-    let with = netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .arg("--baseline")
-        .arg(results("baseline.json"))
+    let with = gate_against_baseline("healthy.json")
         .args(["--profile", "h200x2", "--markdown", "-"])
         .assert()
         .code(0)

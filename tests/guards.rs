@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
-use crate::util::{fixture, netcheck};
-
-fn results(name: &str) -> PathBuf {
-    fixture(&format!("results/{name}"))
-}
+use crate::util::{fixture, gate_against_baseline, ingest_fixture, netcheck, results};
 
 fn copy_to(dir: &Path, from: &Path, name: &str) -> PathBuf {
     let to = dir.join(name);
@@ -129,11 +125,7 @@ fn report_refuses_to_write_over_its_input_and_says_when_out_is_a_file() {
 fn an_unwritable_output_path_is_refused_before_judging() {
     let dir = tempfile::tempdir().unwrap();
     let prom = dir.path().join("p.prom");
-    netcheck()
-        .arg("gate")
-        .arg(results("regressed.json"))
-        .arg("--baseline")
-        .arg(results("baseline.json"))
+    gate_against_baseline("regressed.json")
         .args(["--junit", "/nonexistent/dir/j.xml", "--prom"])
         .arg(&prom)
         .assert()
@@ -147,11 +139,7 @@ fn a_write_that_fails_late_keeps_the_verdict_and_the_other_outputs() {
     let prom = dir.path().join("p.prom");
     let json = dir.path().join("g.json");
     // A regression: exit 1 stands, the other outputs are written, the failed write is named.
-    netcheck()
-        .arg("gate")
-        .arg(results("regressed.json"))
-        .arg("--baseline")
-        .arg(results("baseline.json"))
+    gate_against_baseline("regressed.json")
         .args(["--junit", "/dev/full", "--prom"])
         .arg(&prom)
         .arg("--json")
@@ -218,13 +206,7 @@ fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
 fn prometheus_has_one_gate_series_per_run_and_a_timestamp_for_naive_times() {
     let dir = tempfile::tempdir().unwrap();
     let r = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/two_runs_terminal.log"))
-        .arg("--out")
-        .arg(&r)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/two_runs_terminal.log", &r);
     let prom = dir.path().join("p.prom");
     netcheck()
         .arg("gate")
@@ -247,13 +229,7 @@ fn prometheus_has_one_gate_series_per_run_and_a_timestamp_for_naive_times() {
     assert_eq!(cases.len(), 2, "{text}");
 
     // nccl-tests -J: `start_time` without a timezone, taken as UTC.
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/reduce_scatter_2nodes.json"))
-        .arg("--out")
-        .arg(&r)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/reduce_scatter_2nodes.json", &r);
     netcheck()
         .arg("gate")
         .arg(&r)

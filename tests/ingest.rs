@@ -4,7 +4,7 @@
 use predicates::prelude::PredicateBooleanExt;
 use serde_json::Value;
 
-use crate::util::{fixture, netcheck};
+use crate::util::{fixture, ingest_fixture, netcheck};
 
 /// Runs `ingest` on fixtures and returns the written record as plain JSON.
 fn ingest(files: &[&str], extra: &[&str]) -> Value {
@@ -158,13 +158,7 @@ fn unrelated_files_are_several_runs() {
 fn report_and_gate_read_every_run_of_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/two_runs_terminal.log"))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/two_runs_terminal.log", &out);
     let junit = dir.path().join("junit.xml");
     netcheck()
         .arg("gate")
@@ -223,13 +217,7 @@ fn report_and_gate_read_every_run_of_a_file() {
 fn truncated_text_keeps_complete_rows_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let assert = netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_gather_truncated.txt"))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    let assert = ingest_fixture("nccl-tests/all_gather_truncated.txt", &out);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     assert!(stderr.contains("truncated"), "{stderr}");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
@@ -624,13 +612,7 @@ worker-1  | # Out of bounds values : 0 OK
 fn a_run_that_failed_before_measuring_fails_the_gate() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/failed_before_rows.txt"))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    ingest_fixture("nccl-tests/failed_before_rows.txt", &out);
     netcheck()
         .arg("gate")
         .arg(&out)

@@ -1,13 +1,7 @@
 //! `-` means stdin for every input (`gate -`, `report -`, `--baseline -`, `--config -`), and
 //! stdin can be read only once.
 
-use std::path::PathBuf;
-
-use crate::util::{fixture, netcheck};
-
-fn results(name: &str) -> PathBuf {
-    fixture(&format!("results/{name}"))
-}
+use crate::util::{netcheck, results};
 
 /// A folder holding a stale file literally named `-`, which `-` must not read.
 fn dir_with_a_file_named_dash(content_of: &str) -> tempfile::TempDir {

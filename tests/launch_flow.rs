@@ -18,7 +18,7 @@ use netcheck::results::RunRecord;
 use serde_json::Value;
 
 use crate::launch_fake::{Behavior, Fake, PodCtx, node};
-use crate::util::{container_args, fixture};
+use crate::util::{self, container_args};
 
 const NS: &str = "bench";
 
@@ -76,16 +76,7 @@ fn g6(n: usize) -> (Vec<Value>, Vec<String>) {
 
 /// Rank 0's log: NCCL lines, then the result line with bandwidths scaled by `scale`.
 fn rank0_log(scale: f64) -> String {
-    let nccl = std::fs::read_to_string(fixture("kube/worker-nccl.log")).unwrap();
-    let mut record = RunRecord::load(&fixture("kube/worker-result.json")).unwrap();
-    for row in &mut record.rows {
-        row.busbw_gbs = row.busbw_gbs.map(|b| b * scale);
-        row.algbw_gbs = row.algbw_gbs.map(|b| b * scale);
-    }
-    format!(
-        "{nccl}NETCHECK_RESULT {}\n",
-        serde_json::to_string(&record).unwrap()
-    )
+    util::rank0_log(scale, "")
 }
 
 /// Pods pass, except in groups holding a node of `bad`: those exit 1.

@@ -12,7 +12,7 @@ use netcheck::results::RunRecord;
 use serde_json::Value;
 
 use crate::kube_env::{Act, FakeNode, PodCtx, TestNs, cluster};
-use crate::util::fixture;
+use crate::util::{self, fixture};
 
 const IMAGE: &str = "registry.example.com/netcheck:test";
 /// The small image `--netcheck-image` copies netcheck from (deploy/Dockerfile.netcheck).
@@ -142,18 +142,9 @@ async fn assert_nothing_left(ns: &TestNs, launched: &Launched) {
 }
 
 /// Rank 0's log as `netcheck run` prints it on an EFA pair: NCCL's lines (NCCL_DEBUG=INFO),
-/// then its RunRecord after `NETCHECK_RESULT `, bandwidths scaled by `scale`.
+/// the peak line, then its RunRecord, bandwidths scaled by `scale`.
 fn rank0_efa_log(scale: f64) -> String {
-    let nccl = std::fs::read_to_string(fixture("kube/worker-nccl.log")).unwrap();
-    let mut record = RunRecord::load(&fixture("kube/worker-result.json")).unwrap();
-    for row in &mut record.rows {
-        row.busbw_gbs = row.busbw_gbs.map(|b| b * scale);
-        row.algbw_gbs = row.algbw_gbs.map(|b| b * scale);
-    }
-    format!(
-        "{nccl}netcheck: peak bus bandwidth 18.8 GB/s\nNETCHECK_RESULT {}\n",
-        serde_json::to_string(&record).unwrap()
-    )
+    util::rank0_log(scale, "netcheck: peak bus bandwidth 18.8 GB/s\n")
 }
 
 /// Every pod passes: rank 0 prints a result, the others NCCL lines.

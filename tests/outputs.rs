@@ -3,15 +3,11 @@
 //! error (ENOSPC from /dev/full) is an error with an exit code.
 
 use std::os::unix::fs::FileTypeExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::{fixture, netcheck};
-
-fn results(name: &str) -> PathBuf {
-    fixture(&format!("results/{name}"))
-}
+use crate::util::{fixture, netcheck, results};
 
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")

@@ -3,11 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{fixture, netcheck};
-
-fn results(name: &str) -> PathBuf {
-    fixture(&format!("results/{name}"))
-}
+use crate::util::{fixture, netcheck, results};
 
 fn report(args: &[&Path], extra: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area (ripgrep's layout).
 
+mod excerpt;
 mod util;
 
 mod analyze;

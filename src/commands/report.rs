@@ -44,15 +44,7 @@ pub fn run(args: Args) -> Result<Outcome> {
             hint: Some("give --out a folder name (it is created if needed)".into()),
         });
     }
-    crate::input::at_most_one_stdin(
-        args.results
-            .iter()
-            .map(|p| ("RESULTS", Some(p.as_path())))
-            .chain([
-                ("--baseline", args.baseline.as_deref()),
-                ("--config", args.config.as_deref()),
-            ]),
-    )?;
+    crate::input::at_most_one_stdin(inputs(&args))?;
     let mut runs = Vec::new();
     for path in &args.results {
         runs.extend(crate::results::load_runs(path)?);
@@ -74,13 +66,7 @@ pub fn run(args: Args) -> Result<Outcome> {
         })
         .collect();
     crate::output::distinct_paths(
-        args.results
-            .iter()
-            .map(|p| ("RESULTS", Some(p.as_path())))
-            .chain([
-                ("--baseline", args.baseline.as_deref()),
-                ("--config", args.config.as_deref()),
-            ]),
+        inputs(&args),
         written.iter().map(|(f, p)| (f.as_str(), Some(p.as_path()))),
     )?;
     let files = report::write_all(&doc, &exporters, &args.out)?;
@@ -95,6 +81,18 @@ pub fn run(args: Args) -> Result<Outcome> {
         names.join(", ")
     );
     Ok(Outcome::Pass)
+}
+
+/// The files the report reads, each with the flag that names it (for the stdin and
+/// output-over-input checks).
+fn inputs(args: &Args) -> impl Iterator<Item = (&str, Option<&std::path::Path>)> {
+    args.results
+        .iter()
+        .map(|p| ("RESULTS", Some(p.as_path())))
+        .chain([
+            ("--baseline", args.baseline.as_deref()),
+            ("--config", args.config.as_deref()),
+        ])
 }
 
 /// The baseline tolerance when `--tolerance` is not given, percent.

@@ -359,6 +359,31 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Fake image trees for the unit tests of the searches over an image (here and in probe).
+#[cfg(test)]
+pub(crate) mod fake {
+    use std::collections::BTreeMap;
+
+    /// A fake image tree: each file at its path (absolute, as in the image) with its text.
+    pub(crate) fn image(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let root = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let file = root.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, text).unwrap();
+        }
+        root
+    }
+
+    /// An environment for a `Search`, from pairs.
+    pub(crate) fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,20 +405,12 @@ mod tests {
 
     /// A fake image tree with `libnccl.so.2` at each of `paths` (absolute, as in the image).
     fn image(paths: &[&str]) -> tempfile::TempDir {
-        let root = tempfile::tempdir().unwrap();
-        for p in paths {
-            let file = root.path().join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, b"not really NCCL").unwrap();
-        }
-        root
+        let files: Vec<(&str, &str)> = paths.iter().map(|p| (*p, "not really NCCL")).collect();
+        fake::image(&files)
     }
 
     fn found_in(root: &Path, env: &[(&str, &str)]) -> Vec<(String, String)> {
-        let env: std::collections::BTreeMap<String, String> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = fake::env(env);
         let search = Search {
             root,
             env: &env,

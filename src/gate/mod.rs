@@ -428,25 +428,13 @@ pub fn num(x: f64) -> String {
 mod tests {
     use super::*;
     use crate::config::{ByteSize, Threshold};
-    use crate::results::{PairResult, ResultRow, RunStatus, TimeStats};
+    use crate::results::{PairResult, ResultRow, RunStatus};
 
     fn row(op: &str, bytes: u64, in_place: bool, busbw: f64) -> ResultRow {
         ResultRow {
-            op: op.into(),
-            dtype: "float32".into(),
-            bytes,
-            count: bytes / 8,
-            in_place,
-            redop: None,
-            iters: Some(20),
-            time_us: TimeStats {
-                mean: 20.0,
-                ..Default::default()
-            },
             algbw_gbs: Some(busbw * 2.0),
             busbw_gbs: Some(busbw),
-            wrong: Some(0),
-            group: None,
+            ..ResultRow::for_test(op, bytes, in_place, 20.0)
         }
     }
 

@@ -355,24 +355,11 @@ pub fn check(facts: &CudaFacts, kernel_module: Option<&str>, driver_api: Option<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::library::fake::{self, image};
     use crate::probe::check::Status;
-    use std::collections::BTreeMap;
-
-    fn image(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let root = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let file = root.path().join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, text).unwrap();
-        }
-        root
-    }
 
     fn facts(root: &Path, env: &[(&str, &str)], maps: Option<&str>) -> CudaFacts {
-        let env: BTreeMap<String, String> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = fake::env(env);
         let search = Search {
             root,
             env: &env,

@@ -395,6 +395,7 @@ pub fn check(facts: &PluginFacts, efa_devices: usize, required: bool) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::library::fake::{self, image};
     use crate::probe::check::Status;
 
     #[test]
@@ -479,23 +480,8 @@ mod tests {
         assert_eq!(check(&facts, 0, false).status, Status::Ok);
     }
 
-    /// A fake image: files at `paths` (absolute, as in the image), with `contents` for the
-    /// ones that are text (ld.so.conf).
-    fn image(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let root = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let file = root.path().join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-            std::fs::write(&file, text).unwrap();
-        }
-        root
-    }
-
     fn resolved(root: &Path, env: &[(&str, &str)]) -> (Option<String>, PluginFacts) {
-        let env: std::collections::BTreeMap<String, String> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = fake::env(env);
         let search = Search {
             root,
             env: &env,

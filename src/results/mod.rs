@@ -284,6 +284,31 @@ pub fn gbs(bytes: u64, time_us: f64) -> Option<f64> {
     (time_us > 0.0 && v.is_finite()).then_some(v)
 }
 
+#[cfg(test)]
+impl ResultRow {
+    /// A float32 out-of-place-or-in-place row for unit tests: 20 iterations, no wrong
+    /// elements, `mean_us` per operation, algbw from it and no busbw; callers override the rest.
+    pub(crate) fn for_test(op: &str, bytes: u64, in_place: bool, mean_us: f64) -> Self {
+        ResultRow {
+            op: op.into(),
+            dtype: "float32".into(),
+            bytes,
+            count: bytes / 8,
+            in_place,
+            redop: None,
+            iters: Some(20),
+            time_us: TimeStats {
+                mean: mean_us,
+                ..Default::default()
+            },
+            algbw_gbs: gbs(bytes, mean_us),
+            busbw_gbs: None,
+            wrong: Some(0),
+            group: None,
+        }
+    }
+}
+
 /// Two ranks joined by NCCL connections, the lower rank first.
 pub type RankPair = (u32, u32);
 
@@ -539,23 +564,8 @@ mod tests {
     #[test]
     fn record_round_trips_and_rejects_other_schemas() {
         let mut r = RunRecord::new("run");
-        r.rows.push(ResultRow {
-            op: "all_gather".into(),
-            dtype: "float32".into(),
-            bytes: 1 << 20,
-            count: 131072,
-            in_place: false,
-            redop: None,
-            iters: Some(20),
-            time_us: TimeStats {
-                mean: 30.0,
-                ..Default::default()
-            },
-            algbw_gbs: gbs(1 << 20, 30.0),
-            busbw_gbs: None,
-            wrong: Some(0),
-            group: None,
-        });
+        r.rows
+            .push(ResultRow::for_test("all_gather", 1 << 20, false, 30.0));
         let text = serde_json::to_string(&r).unwrap();
         assert_eq!(RunRecord::parse(&text, "r.json").unwrap(), r);
         let other = text.replace(RESULTS_SCHEMA, "netcheck.results.v9");

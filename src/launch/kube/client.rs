@@ -270,12 +270,7 @@ impl KubeClient {
     /// Creates a namespaced object and returns what the server stored (with its uid).
     pub async fn create<K>(&self, object: &K) -> Result<K>
     where
-        K: kube::Resource<Scope = NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + Serialize
-            + std::fmt::Debug,
-        <K as kube::Resource>::DynamicType: Default,
+        K: Namespaced + Serialize,
     {
         let kind = K::kind(&Default::default()).to_string();
         let name = object.meta().name.clone().unwrap_or_default();
@@ -288,46 +283,36 @@ impl KubeClient {
     /// Deletes an object, its dependents in the background; already gone is fine.
     pub async fn delete<K>(&self, name: &str) -> Result<()>
     where
-        K: kube::Resource<Scope = NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-        <K as kube::Resource>::DynamicType: Default,
+        K: Namespaced,
     {
         // Background, never the default: deleting a batch/v1 Job orphans its pods otherwise.
-        match self
-            .api::<K>()
-            .delete(name, &DeleteParams::background())
+        self.delete_with::<K>(name, &DeleteParams::background(), &[404])
             .await
-        {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            Err(e) => {
-                let kind = K::kind(&Default::default()).to_string();
-                Err(self.error(&format!("cannot delete {kind} `{name}`"), e))
-            }
-        }
     }
 
     /// Deletes an object only if it is still the one with `uid` (a precondition the API server
     /// checks): never another run's object of the same name. Gone, or replaced, is fine.
     pub async fn delete_uid<K>(&self, name: &str, uid: &str) -> Result<()>
     where
-        K: kube::Resource<Scope = NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-        <K as kube::Resource>::DynamicType: Default,
+        K: Namespaced,
     {
         let mut dp = DeleteParams::background();
         dp.preconditions = Some(kube::api::Preconditions {
             uid: Some(uid.to_string()),
             resource_version: None,
         });
-        match self.api::<K>().delete(name, &dp).await {
+        // 404: gone already; 409: the name now belongs to another object.
+        self.delete_with::<K>(name, &dp, &[404, 409]).await
+    }
+
+    /// Deletes `name` with `dp`; an API answer with one of the `fine` codes is not an error.
+    async fn delete_with<K>(&self, name: &str, dp: &DeleteParams, fine: &[u16]) -> Result<()>
+    where
+        K: Namespaced,
+    {
+        match self.api::<K>().delete(name, dp).await {
             Ok(_) => Ok(()),
-            // 404: gone already; 409: the name now belongs to another object.
-            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+            Err(kube::Error::Api(s)) if fine.contains(&s.code) => Ok(()),
             Err(e) => {
                 let kind = K::kind(&Default::default()).to_string();
                 Err(self.error(&format!("cannot delete {kind} `{name}`"), e))
@@ -338,11 +323,7 @@ impl KubeClient {
     /// Objects of one kind carrying a label selector.
     pub async fn labelled<K>(&self, selector: &str) -> Result<Vec<K>>
     where
-        K: kube::Resource<Scope = NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-        <K as kube::Resource>::DynamicType: Default,
+        K: Namespaced,
     {
         let kind = K::kind(&Default::default()).to_string();
         self.api::<K>()
@@ -482,11 +463,7 @@ impl KubeClient {
 
     async fn delete_labelled<K>(&self, selector: &str) -> Result<usize>
     where
-        K: kube::Resource<Scope = NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-        <K as kube::Resource>::DynamicType: Default,
+        K: Namespaced,
     {
         let kind = K::kind(&Default::default()).to_string();
         let items = self
@@ -547,6 +524,24 @@ fn bad_selector(selector: &str, said: &str) -> Error {
         message: format!("`{selector}` is not a valid label selector: {said}"),
         hint: Some("write it as kubectl does: key=value, key!=value, key in (a,b), key".into()),
     }
+}
+
+/// A namespaced object kind the client creates, lists and deletes (every namespaced
+/// k8s-openapi type).
+pub trait Namespaced:
+    kube::Resource<Scope = NamespaceResourceScope, DynamicType: Default>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> Namespaced for K where
+    K: kube::Resource<Scope = NamespaceResourceScope, DynamicType: Default>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+{
 }
 
 async fn from_kubeconfig(

@@ -681,6 +681,16 @@ mod tests {
         vec!["node-0".into(), "node-1".into()]
     }
 
+    /// The pair's judgement after both pods exited on their own, no warnings.
+    fn exited(pods: &[PodView], logs: &BTreeMap<usize, String>) -> Judged {
+        judge(&nodes(), &Finish::Exited, pods, logs, &[])
+    }
+
+    /// Both pods of the pair exited 0.
+    fn completed() -> [PodView; 2] {
+        [pod(0, 0, "Completed"), pod(1, 0, "Completed")]
+    }
+
     #[test]
     fn counter_deltas_of_every_node_are_kept() {
         let delta = r#"{"from":"a","to":"b","seconds":1.0,"ports":[],"total":{"tx_bytes":4096}}"#;
@@ -691,13 +701,7 @@ mod tests {
                 format!("[rank 1] NCCL INFO x\n{COUNTERS_PREFIX}{delta}\n"),
             ),
         ]);
-        let j = judge(
-            &nodes(),
-            &Finish::Exited,
-            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
-            &logs,
-            &[],
-        );
+        let j = exited(&completed(), &logs);
         assert_eq!(j.counters.len(), 1, "rank 0's record carried none");
         assert_eq!(j.counters["node-1"]["total"]["tx_bytes"], 4096);
     }
@@ -714,13 +718,7 @@ mod tests {
                 ),
             ),
         ]);
-        let j = judge(
-            &nodes(),
-            &Finish::Exited,
-            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
-            &logs,
-            &[],
-        );
+        let j = exited(&completed(), &logs);
         assert_eq!(j.fabric.len(), 1, "rank 0's node measures nothing");
         assert_eq!(j.fabric["node-1"]["verdict"], "pass");
 
@@ -875,13 +873,7 @@ mod tests {
     #[test]
     fn a_clean_exit_with_a_result_passes_and_tags_rows() {
         let logs = BTreeMap::from([(0, record_line(20.0)), (1, String::new())]);
-        let j = judge(
-            &nodes(),
-            &Finish::Exited,
-            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
-            &logs,
-            &[],
-        );
+        let j = exited(&completed(), &logs);
         assert_eq!(j.pair.status, PASS);
         assert_eq!(j.outcome, Outcome::Pass);
         assert_eq!(j.pair.rows[0].group.as_deref(), Some("node-0+node-1"));
@@ -896,13 +888,7 @@ mod tests {
         )
         .unwrap();
         let logs = BTreeMap::from([(0, nccl)]);
-        let j = judge(
-            &nodes(),
-            &Finish::Exited,
-            &[pod(0, 1, "Error"), pod(1, 1, "Error")],
-            &logs,
-            &[],
-        );
+        let j = exited(&[pod(0, 1, "Error"), pod(1, 1, "Error")], &logs);
         let a = j.pair.analysis.expect("analysed from the pod logs");
         assert_eq!(a.inter_node_transport, crate::logscan::Transport::Socket);
     }
@@ -910,13 +896,7 @@ mod tests {
     #[test]
     fn a_clean_exit_without_a_result_is_an_error() {
         let logs = BTreeMap::from([(0, "hello\n".to_string())]);
-        let j = judge(
-            &nodes(),
-            &Finish::Exited,
-            &[pod(0, 0, "Completed"), pod(1, 0, "Completed")],
-            &logs,
-            &[],
-        );
+        let j = exited(&completed(), &logs);
         assert_eq!(j.pair.status, ERROR);
         assert_eq!(j.outcome, Outcome::Inconclusive);
     }
@@ -930,13 +910,7 @@ mod tests {
                 "NCCL INFO y\nerror: expected efa, NCCL used socket\n".to_string(),
             ),
         ]);
-        let j = judge(
-            &nodes(),
-            &Finish::Exited,
-            &[pod(0, 143, "Error"), pod(1, 1, "Error")],
-            &logs,
-            &[],
-        );
+        let j = exited(&[pod(0, 143, "Error"), pod(1, 1, "Error")], &logs);
         assert_eq!(j.pair.status, FAIL);
         let m = j.pair.message.unwrap();
         assert!(
@@ -1054,13 +1028,7 @@ mod tests {
     fn slow_pairs_are_failed_against_the_pool_median() {
         let pass = |bw: f64| {
             let logs = BTreeMap::from([(0, record_line(bw))]);
-            judge(
-                &nodes(),
-                &Finish::Exited,
-                &[pod(0, 0, "Completed")],
-                &logs,
-                &[],
-            )
+            exited(&[pod(0, 0, "Completed")], &logs)
         };
         let reference: Vec<(String, PairResult)> = [20.0, 21.0, 19.0, 5.0]
             .iter()

@@ -327,27 +327,16 @@ pub(super) fn curves(doc: &Document) -> Vec<Curve> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{ResultRow, Run, RunRecord, TimeStats};
+    use crate::results::{ResultRow, Run, RunRecord};
 
     fn run(label: &str, op: &str) -> Run {
         let mut r = RunRecord::new("ingest");
         r.label = Some(label.into());
         r.rows = vec![ResultRow {
-            op: op.into(),
-            dtype: "float32".into(),
-            bytes: 1 << 20,
             count: 1 << 18,
-            in_place: false,
-            redop: None,
-            iters: Some(20),
-            time_us: TimeStats {
-                mean: 10.0,
-                ..Default::default()
-            },
             algbw_gbs: Some(1.0),
             busbw_gbs: Some(1.0),
-            wrong: Some(0),
-            group: None,
+            ..ResultRow::for_test(op, 1 << 20, false, 10.0)
         }];
         Run::new(r, "r.json")
     }
