@@ -53,6 +53,24 @@ fn logs(case: &str) -> Vec<PathBuf> {
     logs
 }
 
+/// What `run --simulate-nodes` tells the analysis: the workers' environment, and that its nodes
+/// share one machine on purpose.
+fn as_run(environment: &std::collections::BTreeMap<String, String>) -> Options {
+    Options {
+        environment: environment.clone().into_iter().collect(),
+        simulated_nodes: true,
+        ..Default::default()
+    }
+}
+
+/// The one fallback finding of an analysis.
+fn fallback_finding(a: &netcheck::logscan::Analysis) -> &netcheck::logscan::Finding {
+    a.findings
+        .iter()
+        .find(|f| f.id == "socket-fallback")
+        .expect("a socket-fallback finding")
+}
+
 #[test]
 fn every_case_is_labelled() {
     let labelled: Vec<String> = labels().into_iter().map(|l| l.case).collect();
@@ -111,12 +129,7 @@ fn knowing_the_environment_as_run_does() {
         let case = &label.case;
         let mut record =
             RunRecord::load(&fixture(&format!("logs/ofi/{case}/results.json"))).unwrap();
-        let options = Options {
-            environment: record.environment.clone().into_iter().collect(),
-            simulated_nodes: true,
-            ..Default::default()
-        };
-        let a = analyze_paths(&logs(case), &options).unwrap();
+        let a = analyze_paths(&logs(case), &as_run(&record.environment)).unwrap();
         if label.run.fallback {
             assert_eq!(a.socket_fallback, Some(true), "{case}");
         } else {
@@ -132,16 +145,8 @@ fn knowing_the_environment_as_run_does() {
 /// As `run --simulate-nodes` judges it (the bare logs show one machine: no fallback there).
 #[test]
 fn the_ofi_plugin_on_tcp_is_named_for_what_ran() {
-    let simulated = Options {
-        simulated_nodes: true,
-        ..Default::default()
-    };
-    let a = analyze_paths(&logs("ofi-fi-tcp"), &simulated).unwrap();
-    let fallback = a
-        .findings
-        .iter()
-        .find(|f| f.id == "socket-fallback")
-        .unwrap();
+    let a = analyze_paths(&logs("ofi-fi-tcp"), &as_run(&Default::default())).unwrap();
+    let fallback = fallback_finding(&a);
     assert!(
         fallback
             .message
@@ -164,17 +169,8 @@ fn the_ofi_plugin_on_tcp_is_named_for_what_ran() {
 #[test]
 fn the_environment_is_the_evidence_when_the_log_cannot_show_it() {
     let mut record = RunRecord::load(&fixture("logs/ofi/noplugin-fi-efa/results.json")).unwrap();
-    let options = Options {
-        environment: record.environment.clone().into_iter().collect(),
-        simulated_nodes: true,
-        ..Default::default()
-    };
-    let a = analyze_paths(&logs("noplugin-fi-efa"), &options).unwrap();
-    let fallback = a
-        .findings
-        .iter()
-        .find(|f| f.id == "socket-fallback")
-        .unwrap();
+    let a = analyze_paths(&logs("noplugin-fi-efa"), &as_run(&record.environment)).unwrap();
+    let fallback = fallback_finding(&a);
     assert!(
         fallback.message.contains("FI_PROVIDER=efa"),
         "{}",
@@ -185,11 +181,7 @@ fn the_environment_is_the_evidence_when_the_log_cannot_show_it() {
     record
         .environment
         .insert("NCCL_NET".into(), "Socket".into());
-    let options = Options {
-        environment: record.environment.into_iter().collect(),
-        simulated_nodes: true,
-        ..Default::default()
-    };
+    let options = as_run(&record.environment);
     let a = analyze_paths(&logs("noplugin-fi-efa"), &options).unwrap();
     assert_eq!(a.socket_fallback, Some(false));
 }
