@@ -115,6 +115,19 @@ pub struct RankDecision {
     pub network: Option<String>,
 }
 
+impl RankDecision {
+    /// A rank whose printed links all stayed inside its node: no inter-node traffic.
+    fn inside_node(rank: &Rank) -> RankDecision {
+        RankDecision {
+            transport: Transport::None,
+            evidence: rank.conns[0].evidence.clone(),
+            basis: vec![],
+            why: String::new(),
+            network: None,
+        }
+    }
+}
+
 /// What the facts say about the job as a whole.
 #[derive(Debug)]
 pub struct Decision {
@@ -767,26 +780,14 @@ fn rank_transport(
             // no inter-node traffic, whatever module it selected.
             let local_only = !rank.conns.is_empty() && rank.conns.iter().all(|c| !c.is_network());
             if local_only && job.net_links_shown {
-                return Some(RankDecision {
-                    transport: Transport::None,
-                    evidence: rank.conns[0].evidence.clone(),
-                    basis: vec![],
-                    why: String::new(),
-                    network: None,
-                });
+                return Some(RankDecision::inside_node(rank));
             }
             if let Some(m) = module {
                 return Some(m);
             }
             if !rank.conns.is_empty() && rank.max_nnodes.as_ref().is_none_or(|n| n.value <= 1) {
                 // Only links inside the node are in this rank's excerpt.
-                return Some(RankDecision {
-                    transport: Transport::None,
-                    evidence: rank.conns[0].evidence.clone(),
-                    basis: vec![],
-                    why: String::new(),
-                    network: None,
-                });
+                return Some(RankDecision::inside_node(rank));
             }
             let evidence = rank.max_nnodes.as_ref().map(|n| n.evidence.clone())?;
             Some(RankDecision {
