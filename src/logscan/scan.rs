@@ -12,7 +12,7 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::analysis::{Analysis, Transport};
-use super::event::{Event, classify, plugin_in_location, version_number};
+use super::event::{Event, Memo, plugin_in_location, version_number};
 use super::facts::{self, Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
@@ -66,6 +66,7 @@ pub struct Analyzer {
     ansi_buf: Vec<u8>,
     recent: RecentPrefixes,
     seen_prefixes: prefix::SeenPrefixes,
+    memo: Memo,
 }
 
 /// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
@@ -196,6 +197,7 @@ impl Analyzer {
             ansi_buf: Vec::new(),
             recent: RecentPrefixes::default(),
             seen_prefixes: prefix::SeenPrefixes::default(),
+            memo: Memo::default(),
         }
     }
 
@@ -276,7 +278,7 @@ impl Analyzer {
             };
             self.event(&record.place, event, seen);
         }
-        if let Some(event) = classify(record.level, &record.msg) {
+        if let Some(event) = self.memo.classify(record.level, &record.msg) {
             self.event(&record.place, event, seen);
         }
     }
@@ -430,10 +432,11 @@ fn read_batches<R: Read>(
 ) -> io::Result<()> {
     let mut chunks = input::Chunks::new(reader);
     let mut framer = Framer::default();
+    let mut memo = Memo::default();
     loop {
         let mut batch = spare.try_recv().unwrap_or_default();
         let analysis_busy = || waiting.load(Ordering::Relaxed) > 0;
-        if !batch.fill(&mut chunks, &mut framer, analysis_busy)? {
+        if !batch.fill(&mut chunks, &mut framer, &mut memo, analysis_busy)? {
             return Ok(());
         }
         waiting.fetch_add(1, Ordering::Relaxed);
@@ -540,8 +543,9 @@ mod tests {
         let mut chunks = input::Chunks::new(log);
         let mut framer = Framer::default();
         let mut batch = Batch::default();
+        let mut memo = Memo::default();
         while batch
-            .fill(&mut chunks, &mut framer, || classify_early)
+            .fill(&mut chunks, &mut framer, &mut memo, || classify_early)
             .unwrap()
         {
             batch.replay(&mut reading);

@@ -11,8 +11,10 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 use memchr::memmem;
 
+mod memo;
 mod model;
 
+pub use memo::Memo;
 pub use model::*;
 
 use super::net_lines;
@@ -117,15 +119,10 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
 /// (`d0/d1/d2->rank->up` since 2.5, `up->rank->d0/d1/d2` in 2.4; -1 is none).
 fn trees(msg: &str) -> Event<'static> {
     let branches = msg.split_whitespace().any(|piece| {
-        let parts: Vec<&str> = piece.split("->").collect();
-        if parts.len() != 3 {
+        let Some((first, _, last)) = three_by_arrows(piece) else {
             return false;
-        }
-        let children = if parts[0].contains('/') {
-            parts[0]
-        } else {
-            parts[2]
         };
+        let children = if first.contains('/') { first } else { last };
         let mut listed = children.split('/');
         let count = listed
             .by_ref()
@@ -139,6 +136,35 @@ fn trees(msg: &str) -> Event<'static> {
     } else {
         Event::Topology
     }
+}
+
+/// `a->b->c` split at its two `->` (as `split("->")` would, left to right), or `None` for
+/// any other count. A Trees line has a piece per channel, so this runs dozens of times per
+/// line: a byte scan, not a substring searcher built per piece.
+fn three_by_arrows(piece: &str) -> Option<(&str, &str, &str)> {
+    let bytes = piece.as_bytes();
+    let mut arrows = [0; 2];
+    let mut found = 0;
+    let mut i = 0;
+    while i + 1 < bytes.len() {
+        if bytes[i] == b'-' && bytes[i + 1] == b'>' {
+            if found == 2 {
+                return None;
+            }
+            arrows[found] = i;
+            found += 1;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    (found == 2).then(|| {
+        (
+            &piece[..arrows[0]],
+            &piece[arrows[0] + 2..arrows[1]],
+            &piece[arrows[1] + 2..],
+        )
+    })
 }
 
 fn classify_c(msg: &str) -> Option<Event<'_>> {
@@ -452,6 +478,27 @@ fn breadcrumb(msg: &str) -> Option<Event<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn three_by_arrows_splits_as_split_does() {
+        for piece in [
+            "5/-1/-1->4->3",
+            "-1->0->-1",
+            "a-->b->c",
+            "a->b",
+            "a->b->c->d",
+            "->->",
+            "",
+            "x->",
+            "1/2->3->",
+            "->a->b",
+            "a->>b->c",
+        ] {
+            let parts: Vec<&str> = piece.split("->").collect();
+            let expected = (parts.len() == 3).then(|| (parts[0], parts[1], parts[2]));
+            assert_eq!(three_by_arrows(piece), expected, "{piece:?}");
+        }
+    }
 
     fn info(msg: &str) -> Option<Event<'_>> {
         classify_record(Level::Info, msg)

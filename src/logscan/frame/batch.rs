@@ -7,7 +7,7 @@
 use std::io::{self, Read};
 
 use super::{Framer, RareNeedles, Sink, scan_gap};
-use crate::logscan::event::{Event, EventOf, classify, plugin_in_location};
+use crate::logscan::event::{Event, EventOf, Memo, plugin_in_location};
 use crate::logscan::input::Chunks;
 use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
 
@@ -83,14 +83,15 @@ struct Span {
 }
 
 impl Batch {
-    /// Reads the next chunk of `chunks` and frames it, classifying its records too if
-    /// `classify()` says so once the chunk is read (else the analysis thread does, as for
-    /// `feed`). A batch holds at most `MAX_ITEMS` lines or events: what did not fit goes back
+    /// Reads the next chunk of `chunks` and frames it, classifying its records too (through
+    /// the reading thread's `memo`) if `classify()` says so once the chunk is read (else the
+    /// analysis thread does, as for `feed`). A batch holds at most `MAX_ITEMS` lines or events: what did not fit goes back
     /// to `chunks` for the next one. `false` at the end of the input.
     pub fn fill<R: Read>(
         &mut self,
         chunks: &mut Chunks<R>,
         framer: &mut Framer,
+        memo: &mut Memo,
         classify: impl FnOnce() -> bool,
     ) -> io::Result<bool> {
         // Nothing of the last chunk survives a refill, so spans never outlive their text.
@@ -109,6 +110,7 @@ impl Batch {
             markers: &mut self.markers,
             events: &mut self.events,
             seen: &mut self.seen,
+            memo,
         };
         self.len = framer.chunk(chunk, &mut recorder);
         chunks.unread(&chunk[self.len..]);
@@ -180,6 +182,7 @@ struct Recorder<'a> {
     events: &'a mut Vec<Located>,
     /// Prefixes whose process has shown itself: their records without evidence are noise.
     seen: &'a mut SeenPrefixes,
+    memo: &'a mut Memo,
 }
 
 impl Recorder<'_> {
@@ -211,7 +214,7 @@ impl Recorder<'_> {
                 in_chunk = false;
                 return;
             }
-            let Some(event) = classify(record.level, &record.msg) else {
+            let Some(event) = self.memo.classify(record.level, &record.msg) else {
                 return;
             };
             if let Event::Presence = event
@@ -280,6 +283,7 @@ impl Sink for Recorder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logscan::event::classify;
 
     /// Every event a replay delivers, classified on either thread, as text. Records without
     /// evidence count once per prefix, as the analyzer counts them (`scan::presence`).
@@ -333,7 +337,11 @@ mod tests {
         let mut framer = Framer::default();
         let mut batch = Batch::default();
         let mut log = Log::default();
-        while batch.fill(&mut chunks, &mut framer, || classify).unwrap() {
+        let mut memo = Memo::default();
+        while batch
+            .fill(&mut chunks, &mut framer, &mut memo, || classify)
+            .unwrap()
+        {
             batch.replay(&mut log);
         }
         log.0
