@@ -133,6 +133,18 @@ const PLAN: &[&str] = &[
     "30s",
 ];
 
+/// Less still, for the tests of a choice rather than of the measurement.
+const SHORT_PLAN: &[&str] = &[
+    "--sizes",
+    "64",
+    "--iters",
+    "10",
+    "--warmup",
+    "2",
+    "--batches",
+    "1",
+];
+
 fn check_report(report: &Report, mode: &str) {
     assert_eq!(report.schema, "netcheck.fabric.v1");
     assert_eq!(report.mode, mode);
@@ -234,22 +246,7 @@ fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
     if !libfabric_present() {
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("netcheck");
-    let mut server = Command::new(&bin)
-        .args([
-            "fabric",
-            "--server",
-            "--bind",
-            "127.0.0.1:0",
-            "--provider",
-            "tcp",
-        ])
-        .env("NETCHECK_FABRIC_TOKEN", "t0ken")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = listening_address(&mut server);
+    let (mut server, addr) = spawn_server(&["--provider", "tcp"], Some("t0ken"));
 
     let out = netcheck()
         .args([
@@ -284,21 +281,7 @@ fn a_wrong_token_is_refused_on_both_sides() {
     if !libfabric_present() {
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("netcheck");
-    let mut server = Command::new(&bin)
-        .args([
-            "fabric",
-            "--server",
-            "--bind",
-            "127.0.0.1:0",
-            "--token",
-            "right",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = listening_address(&mut server);
+    let (mut server, addr) = spawn_server(&["--token", "right"], None);
     netcheck()
         .args([
             "fabric",
@@ -330,16 +313,7 @@ fn the_chosen_domain_is_the_domain_tested() {
     let out = netcheck()
         .args(["fabric", "--local", "--provider", "tcp", "--domain", "lo"])
         .args(["--format", "json"])
-        .args([
-            "--sizes",
-            "64",
-            "--iters",
-            "10",
-            "--warmup",
-            "2",
-            "--batches",
-            "1",
-        ])
+        .args(SHORT_PLAN)
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .success();
@@ -366,16 +340,7 @@ fn a_domain_that_is_not_there_is_missing_environment() {
             "--domain",
             "bogus0",
         ])
-        .args([
-            "--sizes",
-            "64",
-            "--iters",
-            "10",
-            "--warmup",
-            "2",
-            "--batches",
-            "1",
-        ])
+        .args(SHORT_PLAN)
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .code(3)
@@ -454,27 +419,29 @@ fn out_of_bounds_plans_are_usage_errors() {
     }
 }
 
-/// Starts `fabric --server` on a free loopback port and waits until it listens.
-fn start_server(timeout: &str) -> std::process::Child {
-    let bin = assert_cmd::cargo::cargo_bin("netcheck");
-    let mut server = Command::new(bin)
-        .args([
-            "fabric",
-            "--server",
-            "--provider",
-            "tcp",
-            "--bind",
-            "127.0.0.1:0",
-        ])
-        .args(["--timeout", timeout])
-        .env_remove("NETCHECK_FABRIC_TOKEN")
+/// Starts `fabric --server --bind 127.0.0.1:0 <args>` (the token in the environment, or none)
+/// and waits until it listens; the server and its address.
+fn spawn_server(args: &[&str], token: Option<&str>) -> (std::process::Child, String) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("netcheck"));
+    cmd.args(["fabric", "--server", "--bind", "127.0.0.1:0"])
+        .args(args);
+    match token {
+        Some(token) => cmd.env("NETCHECK_FABRIC_TOKEN", token),
+        None => cmd.env_remove("NETCHECK_FABRIC_TOKEN"),
+    };
+    let mut server = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    listening_address(&mut server);
-    server
+    let addr = listening_address(&mut server);
+    (server, addr)
+}
+
+/// A tcp server that gives up after `timeout` when nobody connects.
+fn start_server(timeout: &str) -> std::process::Child {
+    spawn_server(&["--provider", "tcp", "--timeout", timeout], None).0
 }
 
 /// Waits for a child at most `limit`; `None` when it is still running (then it is killed).
