@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::{gate_against_baseline, ingest_fixture, netcheck, results};
+use crate::util::{gate, gate_against_baseline, ingest_fixture, netcheck, results};
 
 #[test]
 fn healthy_run_within_the_baseline_passes() {
@@ -125,9 +125,7 @@ fn regression_fails_with_what_and_by_how_much() {
 
 #[test]
 fn socket_fallback_fails_the_transport_expectation() {
-    netcheck()
-        .arg("gate")
-        .arg(results("socket-fallback.json"))
+    gate("socket-fallback.json")
         .args(["--expect", "efa"])
         .assert()
         .code(1)
@@ -139,9 +137,7 @@ fn socket_fallback_fails_the_transport_expectation() {
 
 #[test]
 fn failed_pair_fails_and_markdown_goes_to_stdout() {
-    let out = netcheck()
-        .arg("gate")
-        .arg(results("pairs.json"))
+    let out = gate("pairs.json")
         .args(["--markdown", "-"])
         .assert()
         .code(1)
@@ -165,16 +161,12 @@ fn bad_input_exits_2_naming_file_and_field() {
         ("other-schema.json", "other-schema.json: schema"),
         ("empty.json", "empty.json: rows"),
     ] {
-        netcheck()
-            .arg("gate")
-            .arg(results(file))
+        gate(file)
             .assert()
             .code(2)
             .stderr(predicates::str::contains(says));
     }
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--baseline")
         .arg(results("empty.json"))
         .assert()
@@ -187,9 +179,7 @@ fn bad_input_exits_2_naming_file_and_field() {
         "[[threshold]]\nop = \"all_gather\"\nmin_busbw_gbs = 1.0\nlatency_stat = \"p42\"\n",
     )
     .unwrap();
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--config")
         .arg(&config)
         .assert()
@@ -202,9 +192,7 @@ fn bad_input_exits_2_naming_file_and_field() {
         .stderr(predicates::str::contains(
             "150 is out of range; allowed: 0 to below 100",
         ));
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "p9.huge"])
         .assert()
         .code(2)
@@ -272,9 +260,7 @@ fn check_prometheus_textfile(text: &str) {
 
 #[test]
 fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .assert()
         .code(0)
         .stderr(predicates::str::contains("gate: judged: "))
@@ -283,9 +269,7 @@ fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
         .stderr(predicates::str::contains("baseline (no --baseline)"))
         .stderr(predicates::str::contains("notice: no bandwidth criterion"));
     // With thresholds, the notice goes.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2"])
         .assert()
         .code(0)
@@ -296,9 +280,7 @@ fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
 fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("junit.xml");
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--require-bandwidth")
         .arg("--junit")
         .arg(&junit)
@@ -314,9 +296,7 @@ fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
             results("baseline.json").display().to_string(),
         ],
     ] {
-        netcheck()
-            .arg("gate")
-            .arg(results("healthy.json"))
+        gate("healthy.json")
             .arg("--require-bandwidth")
             .args(&extra)
             .assert()
@@ -326,9 +306,7 @@ fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
 
 #[test]
 fn markdown_names_a_tolerance_only_with_a_baseline() {
-    let without = netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    let without = gate("healthy.json")
         .args(["--profile", "h200x2", "--markdown", "-"])
         .assert()
         .code(0)
@@ -355,9 +333,7 @@ fn markdown_names_a_tolerance_only_with_a_baseline() {
 #[test]
 fn baseline_flags_without_a_baseline_are_usage_errors() {
     for flags in [["--baseline-from", "1M"], ["--tolerance", "5"]] {
-        netcheck()
-            .arg("gate")
-            .arg(results("healthy.json"))
+        gate("healthy.json")
             .args(flags)
             .assert()
             .code(2)
@@ -382,9 +358,7 @@ fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
     ] {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, format!("[[threshold]]\nmin_busbw_gbs = {value}\n")).unwrap();
-        netcheck()
-            .arg("gate")
-            .arg(results("healthy.json"))
+        gate("healthy.json")
             .arg("--config")
             .arg(&config)
             .assert()
@@ -398,13 +372,7 @@ fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
 fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let prom = dir.path().join("netcheck.prom");
-    netcheck()
-        .arg("gate")
-        .arg(results("pairs.json"))
-        .arg("--prom")
-        .arg(&prom)
-        .assert()
-        .code(1); // gpu-node-8 failed
+    gate("pairs.json").arg("--prom").arg(&prom).assert().code(1); // gpu-node-8 failed
     let text = std::fs::read_to_string(&prom).unwrap();
     check_prometheus_textfile(&text);
     assert!(
@@ -432,9 +400,7 @@ fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
 
 #[test]
 fn format_json_prints_the_verdict_like_the_other_commands() {
-    let out = netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    let out = gate("healthy.json")
         .args(["--profile", "h200x2", "--format", "json"])
         .assert()
         .code(0)
@@ -444,9 +410,7 @@ fn format_json_prints_the_verdict_like_the_other_commands() {
     let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is the verdict");
     assert_eq!(v["schema"], "netcheck.gate.v1");
     assert_eq!(v["verdict"], "pass");
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--format", "json", "--markdown", "-"])
         .assert()
         .code(2)

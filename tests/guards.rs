@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
-use crate::util::{fixture, gate_against_baseline, ingest_fixture, netcheck, results};
+use crate::util::{fixture, gate, gate_against_baseline, ingest_fixture, netcheck, results};
 
 fn copy_to(dir: &Path, from: &Path, name: &str) -> PathBuf {
     let to = dir.join(name);
@@ -39,9 +39,7 @@ fn gate_refuses_an_output_that_is_its_input() {
         }
     }
     // The baseline is an input too.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--baseline")
         .arg(&r)
         .arg("--junit")
@@ -60,9 +58,7 @@ fn gate_refuses_an_output_that_is_its_input() {
 fn gate_refuses_two_outputs_on_one_path() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("x");
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--junit")
         .arg(&x)
         .arg("--prom")
@@ -150,9 +146,7 @@ fn a_write_that_fails_late_keeps_the_verdict_and_the_other_outputs() {
     assert!(prom.is_file() && json.is_file());
     std::fs::remove_file(&prom).unwrap();
     // A pass with a failed write is the write error (exit 2), the others still written.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--junit", "/dev/full", "--prom"])
         .arg(&prom)
         .assert()
@@ -167,9 +161,7 @@ fn a_write_that_fails_late_keeps_the_verdict_and_the_other_outputs() {
 fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
     // healthy.json: all_gather + reduce_scatter (run's default), one host. p5's all_reduce
     // floor cannot judge it; its all_gather / reduce_scatter floors do.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "p5.48xlarge", "--expect", "any"])
         .assert()
         .code(0)
@@ -179,9 +171,7 @@ fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
                 .and(contains("matches no measured row").not())
                 .and(contains("bandwidth 4")),
         );
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "p5.48xlarge", "--expect", "any"])
         .arg("--require-bandwidth")
         .assert()
@@ -190,9 +180,7 @@ fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
             "all_reduce was not measured in this run (--require-bandwidth)",
         ));
     // Gating a file against itself.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--baseline")
         .arg(results("healthy.json"))
         .args(["--profile", "p5.48xlarge", "--expect", "any"])
@@ -252,9 +240,7 @@ fn prometheus_has_one_gate_series_per_run_and_a_timestamp_for_naive_times() {
 fn expect_nvlink_is_taken_by_run_ingest_gate_and_launch() {
     let dir = tempfile::tempdir().unwrap();
     // gate: a single-host run did not use multi-node NVLink: a failed check, not a usage error.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--expect", "nvlink"])
         .assert()
         .code(1)

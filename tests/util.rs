@@ -35,15 +35,20 @@ pub fn results(name: &str) -> PathBuf {
     fixture(&format!("results/{name}"))
 }
 
+/// `netcheck gate <record>`, the record from tests/fixtures/results; the caller adds the rest.
+#[allow(dead_code)]
+pub fn gate(record: &str) -> assert_cmd::Command {
+    let mut cmd = netcheck();
+    cmd.arg("gate").arg(results(record));
+    cmd
+}
+
 /// `netcheck gate <record> --baseline baseline.json`, both from tests/fixtures/results; the
 /// caller adds the rest.
 #[allow(dead_code)]
 pub fn gate_against_baseline(record: &str) -> assert_cmd::Command {
-    let mut cmd = netcheck();
-    cmd.arg("gate")
-        .arg(results(record))
-        .arg("--baseline")
-        .arg(results("baseline.json"));
+    let mut cmd = gate(record);
+    cmd.arg("--baseline").arg(results("baseline.json"));
     cmd
 }
 
@@ -75,4 +80,35 @@ pub fn ingest_fixture(rel: &str, out: &std::path::Path) -> assert_cmd::assert::A
         .arg(out)
         .assert()
         .success()
+}
+
+/// The RunSpec of tests/fixtures/kube's golden manifests (`golden` in `gpu-validation`, a
+/// sweep of two ops, strict transport, 16 GiB /dev/shm); a test changes what it is about with
+/// `RunSpec { .., ..run_spec() }`.
+#[allow(dead_code)]
+pub fn run_spec() -> netcheck::launch::kube::manifest::RunSpec {
+    use netcheck::launch::kube::manifest::{RunSpec, Shm};
+    RunSpec {
+        run: "golden".into(),
+        namespace: "gpu-validation".into(),
+        image: "123456789012.dkr.ecr.us-west-2.amazonaws.com/netcheck:0.1.0".into(),
+        image_pull_policy: Some("IfNotPresent".into()),
+        port: 29400,
+        worker_args: vec![
+            "--ops".into(),
+            "all_gather,reduce_scatter".into(),
+            "--timeout".into(),
+            "5m".into(),
+        ],
+        fabric_check: None,
+        env: vec![("NCCL_DEBUG".into(), "INFO".into())],
+        tolerations: netcheck::launch::kube::nodes::default_tolerations(),
+        strict_net: true,
+        ipc_lock: true,
+        shm: Shm::Memory { bytes: 16 << 30 },
+        deadline_secs: 1620,
+        ttl_secs: Some(600),
+        service_account: None,
+        image_opts: Default::default(),
+    }
 }
