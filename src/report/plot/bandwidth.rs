@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{self, LegendEntry, Mark, font, log2, size_tick};
+use super::style::{self, LegendEntry, Mark, log2};
 use super::{DrawResult, PlotKind};
 use crate::report::Document;
 use crate::report::model::{Series, plot_series, series_of, size_label};
@@ -77,24 +77,15 @@ where
         * 1.08;
 
     let gbs_label = style::gbs_tick(y_max);
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(PlotKind::Bandwidth.title(doc), font(24))
-        .margin(16)
-        .x_label_area_size(56)
-        .y_label_area_size(72)
-        .build_cartesian_2d(x_axis.clone(), 0f64..y_max)?;
-    chart
-        .configure_mesh()
-        .x_labels(x_axis.ticks.len())
-        .x_label_formatter(&size_tick)
-        .y_label_formatter(&gbs_label)
-        .x_desc("message size (bytes, log₂ scale)")
-        .y_desc("bus bandwidth (GB/s)")
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .light_line_style(WHITE)
-        .draw()?;
+    let mut chart = style::size_chart(
+        &chart_area,
+        &PlotKind::Bandwidth.title(doc),
+        &x_axis,
+        0f64..y_max,
+        72,
+        "bus bandwidth (GB/s)",
+        &gbs_label,
+    )?;
     let mut legend = Vec::new();
 
     let tolerance = doc.tolerance_pct / 100.0;
@@ -114,12 +105,7 @@ where
             band,
             style::BASELINE.mix(0.18),
         )))?;
-        chart.draw_series(DashedLineSeries::new(
-            pts,
-            3,
-            4,
-            style::BASELINE.stroke_width(2),
-        ))?;
+        style::draw_baseline(&mut chart, pts)?;
     }
     if let Some(b) = &doc.baseline
         && !baseline.is_empty()
