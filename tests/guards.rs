@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
-use crate::util::{fixture, gate, gate_against_baseline, ingest_fixture, netcheck, results};
+use crate::util::{
+    fixture, gate, gate_against_baseline, ingest_fixture, netcheck, results, stderr_text,
+};
 
 fn copy_to(dir: &Path, from: &Path, name: &str) -> PathBuf {
     let to = dir.join(name);
@@ -583,7 +585,7 @@ fn ingest_names_netcheck_files_and_truncated_json() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let rows = r["rows"].as_array().unwrap().len();
-    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let err = stderr_text(&assert);
     assert!(
         err.contains(&format!("kept {rows} rows from the 3 results")),
         "{rows} rows: {err}"

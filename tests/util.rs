@@ -112,3 +112,15 @@ pub fn run_spec() -> netcheck::launch::kube::manifest::RunSpec {
         image_opts: Default::default(),
     }
 }
+
+/// What a finished command printed on stdout.
+#[allow(dead_code)]
+pub fn stdout_text(done: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(done.get_output().stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// What a finished command printed on stderr.
+#[allow(dead_code)]
+pub fn stderr_text(done: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(done.get_output().stderr.clone()).expect("stderr is UTF-8")
+}
