@@ -25,14 +25,7 @@ where
     let curves = curves(doc);
     let config = doc.effective_config();
     let ops: Vec<&str> = curves.iter().map(|c| c.series.op.as_str()).collect();
-    let baseline: Vec<Series> = doc
-        .baseline
-        .as_ref()
-        .map(|b| series_of(&b.record))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
-        .collect();
+    let baseline = baseline_series(doc, &ops);
     let references: Vec<_> = config
         .iter()
         .flat_map(|c| c.references.iter())
@@ -238,6 +231,17 @@ pub(super) const REFERENCE_COLORS: [RGBColor; 5] = [
     RGBColor(110, 50, 140),
     RGBColor(160, 110, 0),
 ];
+
+/// The baseline's out-of-place series of the plotted ops (none without a baseline).
+pub(super) fn baseline_series(doc: &Document, ops: &[&str]) -> Vec<Series> {
+    doc.baseline
+        .as_ref()
+        .map(|b| series_of(&b.record))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
+        .collect()
+}
 
 /// The runs' curves with colours: one colour per run × op × dtype, shared by both placements.
 pub(super) fn curves(doc: &Document) -> Vec<Curve> {

@@ -5,11 +5,11 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::bandwidth::curves;
+use super::bandwidth::{baseline_series, curves};
 use super::style::{self, LegendEntry, Mark, log2, time_tick};
 use super::{DrawResult, PlotKind};
 use crate::report::Document;
-use crate::report::model::{SeriesPoint, series_of};
+use crate::report::model::SeriesPoint;
 
 /// The central time of a point: p50 when recorded, else the mean.
 fn center(p: &SeriesPoint) -> Option<f64> {
@@ -28,14 +28,7 @@ where
         .filter(|c| !c.series.in_place || !has_out_of_place(&c.series.op))
         .collect();
     let ops: Vec<&str> = curves.iter().map(|c| c.series.op.as_str()).collect();
-    let baseline: Vec<_> = doc
-        .baseline
-        .as_ref()
-        .map(|b| series_of(&b.record))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
-        .collect();
+    let baseline = baseline_series(doc, &ops);
     let config = doc.effective_config();
     let thresholds = style::thresholds(config.as_ref(), &ops, |t| t.max_latency_us);
 
