@@ -9,7 +9,7 @@ use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 use crate::util::{
-    fixture, gate, gate_against_baseline, ingest_fixture, netcheck, results, stderr_text,
+    fixture, gate, gate_against_baseline, ingest_fixture, ingest_to, netcheck, results, stderr_text,
 };
 
 fn copy_to(dir: &Path, from: &Path, name: &str) -> PathBuf {
@@ -80,11 +80,7 @@ fn ingest_refuses_to_write_over_its_input() {
         "in.log",
     );
     let before = std::fs::read(&log).unwrap();
-    netcheck()
-        .arg("ingest")
-        .arg(&log)
-        .arg("--out")
-        .arg(&log)
+    ingest_to(&log, &log)
         .assert()
         .code(2)
         .stderr(contains("same file as the input FILE"));
@@ -247,13 +243,13 @@ fn expect_nvlink_is_taken_by_run_ingest_gate_and_launch() {
         .assert()
         .code(1)
         .stderr(contains("expected nvlink"));
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_reduce_2nodes_efa.txt"))
-        .args(["--expect", "nvlink", "--out"])
-        .arg(dir.path().join("r.json"))
-        .assert()
-        .code(1);
+    ingest_to(
+        fixture("nccl-tests/all_reduce_2nodes_efa.txt"),
+        dir.path().join("r.json"),
+    )
+    .args(["--expect", "nvlink"])
+    .assert()
+    .code(1);
     let out = netcheck()
         .args([
             "launch",
@@ -289,21 +285,15 @@ fn expect_nvlink_is_taken_by_run_ingest_gate_and_launch() {
 fn ingest_expect_fails_a_run_whose_log_shows_another_transport() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_reduce_2nodes_efa.txt"))
-        .args(["--expect", "socket", "--out"])
-        .arg(&out)
+    ingest_to(fixture("nccl-tests/all_reduce_2nodes_efa.txt"), &out)
+        .args(["--expect", "socket"])
         .assert()
         .code(1)
         .stderr(contains("netcheck: FAIL").and(contains("expected socket")));
     assert!(out.is_file(), "the results are written all the same");
     // Text without NCCL lines cannot show the transport.
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/ag_rs_single_host.txt"))
-        .args(["--expect", "efa", "--out"])
-        .arg(&out)
+    ingest_to(fixture("nccl-tests/ag_rs_single_host.txt"), &out)
+        .args(["--expect", "efa"])
         .assert()
         .code(1)
         .stderr(contains("no NCCL_DEBUG=INFO lines"));
@@ -575,13 +565,7 @@ fn ingest_names_netcheck_files_and_truncated_json() {
     let third = text.match_indices("\"in_place\"").nth(2).unwrap().0;
     std::fs::write(&cut, &text[..third + 5]).unwrap();
     let out = dir.path().join("r.json");
-    let assert = netcheck()
-        .arg("ingest")
-        .arg(&cut)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .code(0);
+    let assert = ingest_to(&cut, &out).assert().code(0);
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let rows = r["rows"].as_array().unwrap().len();

@@ -70,16 +70,21 @@ pub fn rank0_log(scale: f64, between: &str) -> String {
     )
 }
 
+/// `netcheck ingest <input> --out <out>`; the caller adds the rest.
+#[allow(dead_code)]
+pub fn ingest_to(
+    input: impl AsRef<std::ffi::OsStr>,
+    out: impl AsRef<std::ffi::OsStr>,
+) -> assert_cmd::Command {
+    let mut cmd = netcheck();
+    cmd.arg("ingest").arg(input).arg("--out").arg(out);
+    cmd
+}
+
 /// `netcheck ingest <fixture> --out <out>`, which must succeed; its assert, for the output.
 #[allow(dead_code)]
 pub fn ingest_fixture(rel: &str, out: &std::path::Path) -> assert_cmd::assert::Assert {
-    netcheck()
-        .arg("ingest")
-        .arg(fixture(rel))
-        .arg("--out")
-        .arg(out)
-        .assert()
-        .success()
+    ingest_to(fixture(rel), out).assert().success()
 }
 
 /// The RunSpec of tests/fixtures/kube's golden manifests (`golden` in `gpu-validation`, a
