@@ -184,11 +184,17 @@ fn usage_errors_say_what_to_pass() {
     }
 }
 
+/// `netcheck launch --nodes a,b --image x`, the cluster left to the caller.
+fn launch_two_nodes() -> assert_cmd::Command {
+    let mut cmd = netcheck();
+    cmd.args(["launch", "--nodes", "a,b", "--image", "x"]);
+    cmd
+}
+
 #[test]
 fn no_kubeconfig_and_no_cluster_is_exit_3_with_what_to_do() {
     let home = tempfile::tempdir().unwrap();
-    let out = netcheck()
-        .args(["launch", "--nodes", "a,b", "--image", "x"])
+    let out = launch_two_nodes()
         .env("HOME", home.path())
         .env_remove("KUBECONFIG")
         .env_remove("KUBERNETES_SERVICE_HOST")
@@ -203,16 +209,8 @@ fn no_kubeconfig_and_no_cluster_is_exit_3_with_what_to_do() {
         "{err}"
     );
 
-    let out = netcheck()
-        .args([
-            "launch",
-            "--nodes",
-            "a,b",
-            "--image",
-            "x",
-            "--kubeconfig",
-            "/nonexistent/config",
-        ])
+    let out = launch_two_nodes()
+        .args(["--kubeconfig", "/nonexistent/config"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
@@ -235,8 +233,8 @@ fn an_unreachable_api_server_is_exit_4_and_a_wrong_context_exit_3() {
     let dir = tempfile::tempdir().unwrap();
     // Port 1 on loopback: connection refused at once.
     let config = kubeconfig(dir.path(), "http://127.0.0.1:1", "fake");
-    let out = netcheck()
-        .args(["launch", "--nodes", "a,b", "--image", "x", "--kubeconfig"])
+    let out = launch_two_nodes()
+        .arg("--kubeconfig")
         .arg(&config)
         .output()
         .unwrap();
@@ -244,17 +242,8 @@ fn an_unreachable_api_server_is_exit_4_and_a_wrong_context_exit_3() {
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(err.contains("cannot reach http://127.0.0.1:1"), "{err}");
 
-    let out = netcheck()
-        .args([
-            "launch",
-            "--nodes",
-            "a,b",
-            "--image",
-            "x",
-            "--context",
-            "prod",
-            "--kubeconfig",
-        ])
+    let out = launch_two_nodes()
+        .args(["--context", "prod", "--kubeconfig"])
         .arg(&config)
         .output()
         .unwrap();
