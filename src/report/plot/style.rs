@@ -241,6 +241,9 @@ impl Ranged for SizeAxis {
     }
 }
 
+/// A chart whose x axis is the message size.
+pub type SizeChart<'a, DB, Y> = ChartContext<'a, DB, Cartesian2d<SizeAxis, Y>>;
+
 /// A chart over message sizes, as the bandwidth and latency plots draw it: the caption, the
 /// size axis below, `y` at the left (`y_desc`, in a label area `y_label_area` wide, labelled by
 /// `y_tick`) and the grey mesh.
@@ -252,7 +255,7 @@ pub fn size_chart<'a, DB, Y>(
     y_label_area: u32,
     y_desc: &str,
     y_tick: &dyn Fn(&f64) -> String,
-) -> Result<ChartContext<'a, DB, Cartesian2d<SizeAxis, Y::CoordDescType>>, Box<dyn std::error::Error>>
+) -> Result<SizeChart<'a, DB, Y::CoordDescType>, Box<dyn std::error::Error>>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -281,10 +284,7 @@ where
 }
 
 /// A baseline's curve: dashed, in the baseline's colour.
-pub fn draw_baseline<DB, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<SizeAxis, Y>>,
-    points: Vec<(f64, f64)>,
-) -> DrawResult
+pub fn draw_baseline<DB, Y>(chart: &mut SizeChart<'_, DB, Y>, points: Vec<(f64, f64)>) -> DrawResult
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
