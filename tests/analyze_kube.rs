@@ -81,6 +81,82 @@ fn pod(name: &str, node: &str, labels: &[(&str, &str)], log: String) -> PodSpec 
     }
 }
 
+impl PodSpec {
+    /// No GPU, EFA or hugepages request: a Ray head's, a CPU pod's.
+    fn without_gpus(mut self) -> PodSpec {
+        self.gpus = 0;
+        self.efa = 0;
+        self.hugepages = false;
+        self
+    }
+}
+
+/// The grammar-written EFA log of two hosts, two ranks each.
+const EFA_2NODE: &str = "logs/grammar/efa-2node.log";
+
+/// Host `train-{i}` of the two-node EFA log, as the pod whose host name is `host` prints it.
+fn efa_host_log(i: usize, host: &str) -> String {
+    podify(
+        EFA_2NODE,
+        &format!("train-{i}:"),
+        &format!("train-{i}"),
+        host,
+    )
+}
+
+/// A captured one-host log (host `vm`) as the pod whose host name is `host` prints it.
+fn renamed(rel: &str, host: &str) -> String {
+    std::fs::read_to_string(fixture(rel))
+        .unwrap()
+        .replace("vm:", &format!("{host}:"))
+}
+
+/// The captured two-host Socket run as two pods, one rank (process 1066, 1067) each, without
+/// an EFA request.
+fn socket_pods(names: [&str; 2], nodes: [&str; 2], labels: &[(&str, &str)]) -> [PodSpec; 2] {
+    let log = "logs/h200/fakehosts-socket.log";
+    [("vm:1066:", 0), ("vm:1067:", 1)].map(|(key, i)| {
+        let mut p = pod(names[i], nodes[i], labels, podify(log, key, "vm", names[i]));
+        p.efa = 0;
+        p
+    })
+}
+
+const RAY: &str = "ray.io/cluster";
+
+/// The head pod of the KubeRay cluster `fsdp`: no GPUs, no NCCL lines.
+fn fsdp_head(node: &str) -> PodSpec {
+    pod(
+        "fsdp-head",
+        node,
+        &[(RAY, "fsdp"), ("ray.io/node-type", "head")],
+        "2026-12-01 06:00:00,000\tINFO usage_lib.py: Usage stats collection is enabled.\n\
+         Ray runtime started.\n"
+            .into(),
+    )
+    .without_gpus()
+}
+
+/// Worker `i` of the KubeRay cluster `fsdp`: host `train-{i}` of the two-node EFA log.
+fn fsdp_worker(i: usize, node: &str) -> PodSpec {
+    let name = format!("fsdp-worker-{i}");
+    let log = efa_host_log(i, &name);
+    pod(
+        &name,
+        node,
+        &[(RAY, "fsdp"), ("ray.io/node-type", "worker")],
+        log,
+    )
+}
+
+/// deploy/rbac.yaml, as shipped.
+fn rbac_docs() -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"))
+            .unwrap();
+    serde_saphyr::from_str_multiple(&text).unwrap()
+}
+
 fn logs_api(ns: &TestNs) -> Api<DynamicObject> {
     let resource = ApiResource {
         group: "kwok.x-k8s.io".into(),
@@ -286,6 +362,14 @@ async fn analyze(kubeconfig: &Path, args: &[&str]) -> Ran {
     }
 }
 
+/// `netcheck analyze --kube -n <the namespace> <args>`, the arguments split at white space,
+/// with the cluster's admin kubeconfig.
+async fn analyze_in(ns: &TestNs, args: &str) -> Ran {
+    let mut all = vec!["-n", ns.name.as_str()];
+    all.extend(args.split_whitespace());
+    analyze(&ns.cluster.kubeconfig, &all).await
+}
+
 fn finding<'a>(json: &'a Value, id: &str) -> Option<&'a Value> {
     json["findings"]
         .as_array()
@@ -307,8 +391,6 @@ fn p5(name: &str) -> FakeNode {
     FakeNode::p5(name)
 }
 
-const RAY: &str = "ray.io/cluster";
-
 /// A KubeRay cluster on EFA: two worker pods on two p5 nodes (the grammar-written EFA log of
 /// two pods, two ranks each) and a head pod without GPUs or NCCL lines.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -316,47 +398,17 @@ async fn a_ray_cluster_on_efa_passes_with_expect_efa_and_nodes_from_the_cluster(
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("akefa").await;
     let nodes = ns.add_nodes(&[p5("a"), p5("b")]).await;
-    let efa = "logs/grammar/efa-2node.log";
-    let mut head = pod(
-        "fsdp-head",
-        &nodes[0],
-        &[(RAY, "fsdp"), ("ray.io/node-type", "head")],
-        "2026-12-01 06:00:00,000\tINFO usage_lib.py: Usage stats collection is enabled.\n\
-         Ray runtime started.\n"
-            .into(),
-    );
-    head.gpus = 0;
-    head.efa = 0;
-    head.hugepages = false;
-    let worker = |i: usize| {
-        pod(
-            &format!("fsdp-worker-{i}"),
-            &nodes[i],
-            &[(RAY, "fsdp"), ("ray.io/node-type", "worker")],
-            podify(
-                efa,
-                &format!("train-{i}:"),
-                &format!("train-{i}"),
-                &format!("fsdp-worker-{i}"),
-            ),
-        )
-    };
-    make_pods(&ns, &[head, worker(0), worker(1)]).await;
-
-    let ran = analyze(
-        &cluster.kubeconfig,
+    make_pods(
+        &ns,
         &[
-            "-n",
-            &ns.name,
-            "-l",
-            "ray.io/cluster=fsdp",
-            "--expect",
-            "efa",
-            "--format",
-            "json",
+            fsdp_head(&nodes[0]),
+            fsdp_worker(0, &nodes[0]),
+            fsdp_worker(1, &nodes[1]),
         ],
     )
     .await;
+
+    let ran = analyze_in(&ns, "-l ray.io/cluster=fsdp --expect efa --format json").await;
     assert_eq!(ran.code, Some(0), "{ran}");
     let j = ran.json();
     assert_eq!(j["verdict"], "pass", "{ran}");
@@ -383,18 +435,7 @@ async fn a_ray_cluster_on_efa_passes_with_expect_efa_and_nodes_from_the_cluster(
     assert_eq!(silent["severity"], "info");
 
     // The same by workload name, as text: pods and nodes in the table and the evidence.
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "--workload",
-            "raycluster/fsdp",
-            "--expect",
-            "efa",
-        ],
-    )
-    .await;
+    let ran = analyze_in(&ns, "--workload raycluster/fsdp --expect efa").await;
     assert_eq!(ran.code, Some(0), "{ran}");
     assert!(ran.stdout.starts_with("verdict: PASS"), "{ran}");
     assert!(ran.stdout.contains("pods: 3 on 2 node(s)"), "{ran}");
@@ -416,36 +457,19 @@ async fn socket_in_pods_without_an_efa_request_fails_and_names_the_request() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("aksock").await;
     let nodes = ns.add_nodes(&[p5("a"), p5("b")]).await;
-    let label = [("training.kubeflow.org/job-name", "qwen")];
-    let log = "logs/h200/fakehosts-socket.log";
-    let mut master = pod(
-        "qwen-master-0",
-        &nodes[0],
-        &label,
-        podify(log, "vm:1066:", "vm", "qwen-master-0"),
-    );
-    let mut worker = pod(
-        "qwen-worker-0",
-        &nodes[1],
-        &label,
-        podify(log, "vm:1067:", "vm", "qwen-worker-0"),
-    );
-    for p in [&mut master, &mut worker] {
-        p.efa = 0;
+    let pods = socket_pods(
+        ["qwen-master-0", "qwen-worker-0"],
+        [&nodes[0], &nodes[1]],
+        &[("training.kubeflow.org/job-name", "qwen")],
+    )
+    .map(|mut p| {
         p.hugepages = false;
         p.container = "pytorch".into();
-    }
-    make_pods(&ns, &[master, worker]).await;
+        p
+    });
+    make_pods(&ns, &pods).await;
 
-    let args = [
-        "-n",
-        ns.name.as_str(),
-        "--workload",
-        "qwen",
-        "--format",
-        "json",
-    ];
-    let ran = analyze(&cluster.kubeconfig, &args).await;
+    let ran = analyze_in(&ns, "--workload qwen --format json").await;
     assert_eq!(ran.code, Some(1), "{ran}");
     let j = ran.json();
     assert_eq!(j["inter_node_transport"], "socket", "{ran}");
@@ -470,20 +494,9 @@ async fn socket_in_pods_without_an_efa_request_fails_and_names_the_request() {
     assert!(e["text"].as_str().unwrap().contains("Socket"), "{f}");
 
     // --expect efa: fails too; markdown names the pods' nodes in the evidence.
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "--pod",
-            "qwen-master-0",
-            "--pod",
-            "qwen-worker-0",
-            "--expect",
-            "efa",
-            "--format",
-            "markdown",
-        ],
+    let ran = analyze_in(
+        &ns,
+        "--pod qwen-master-0 --pod qwen-worker-0 --expect efa --format markdown",
     )
     .await;
     assert_eq!(ran.code, Some(1), "{ran}");
@@ -509,36 +522,17 @@ async fn two_pods_on_one_node_are_one_node() {
         ("training.kubeflow.org/job-name", "bert"),
         ("training.kubeflow.org/job-role", "worker"),
     ];
-    let log = "logs/h200/fakehosts-socket.log";
-    let mut a = pod(
-        "bert-worker-0",
-        &nodes[0],
+    let pods = socket_pods(
+        ["bert-worker-0", "bert-worker-1"],
+        [&nodes[0], &nodes[0]],
         &label,
-        podify(log, "vm:1066:", "vm", "bert-worker-0"),
-    );
-    let mut b = pod(
-        "bert-worker-1",
-        &nodes[0],
-        &label,
-        podify(log, "vm:1067:", "vm", "bert-worker-1"),
-    );
-    for p in [&mut a, &mut b] {
-        p.efa = 0;
-        p.gpus = 1;
-    }
-    make_pods(&ns, &[a, b]).await;
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "-l",
-            "training.kubeflow.org/job-name=bert",
-            "--format",
-            "json",
-        ],
     )
-    .await;
+    .map(|mut p| {
+        p.gpus = 1;
+        p
+    });
+    make_pods(&ns, &pods).await;
+    let ran = analyze_in(&ns, "-l training.kubeflow.org/job-name=bert --format json").await;
     let j = ran.json();
     assert_eq!(j["nodes"], 1, "{ran}");
     let f = finding(&j, "pods-share-node").unwrap_or_else(|| panic!("{ran}"));
@@ -577,20 +571,7 @@ async fn one_pod_on_efa_and_another_on_sockets_fails_naming_both() {
         ],
     )
     .await;
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "--workload",
-            "llm",
-            "--expect",
-            "efa",
-            "--format",
-            "json",
-        ],
-    )
-    .await;
+    let ran = analyze_in(&ns, "--workload llm --expect efa --format json").await;
     assert_eq!(ran.code, Some(1), "{ran}");
     let j = ran.json();
     let f = finding(&j, "mixed-transports").unwrap_or_else(|| panic!("{ran}"));
@@ -616,26 +597,17 @@ async fn pods_on_different_nccl_versions_are_named() {
     let ns = cluster.namespace("akver").await;
     let nodes = ns.add_nodes(&[p5("a"), p5("b")]).await;
     let label = [("leaderworkerset.sigs.k8s.io/name", "vllm")];
-    let wheel = std::fs::read_to_string(fixture("logs/h200/nvlink.log")).unwrap();
-    let system = std::fs::read_to_string(fixture("logs/h200/system-nccl.log")).unwrap();
+    let wheel = renamed("logs/h200/nvlink.log", "vllm-0");
+    let system = renamed("logs/h200/system-nccl.log", "vllm-0-1");
     make_pods(
         &ns,
         &[
-            pod("vllm-0", &nodes[0], &label, wheel.replace("vm:", "vllm-0:")),
-            pod(
-                "vllm-0-1",
-                &nodes[1],
-                &label,
-                system.replace("vm:", "vllm-0-1:"),
-            ),
+            pod("vllm-0", &nodes[0], &label, wheel),
+            pod("vllm-0-1", &nodes[1], &label, system),
         ],
     )
     .await;
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &["-n", &ns.name, "--workload", "vllm", "--format", "json"],
-    )
-    .await;
+    let ran = analyze_in(&ns, "--workload vllm --format json").await;
     let j = ran.json();
     let f = finding(&j, "mixed-nccl-versions").unwrap_or_else(|| panic!("{ran}"));
     let m = f["message"].as_str().unwrap();
@@ -659,7 +631,7 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     let ns = cluster.namespace("akpend").await;
     let nodes = ns.add_nodes(&[p5("a"), p5("b")]).await;
     let label = [("batch.kubernetes.io/job-name", "smoke")];
-    let one = std::fs::read_to_string(fixture("logs/h200/one-rank.log")).unwrap();
+    let one = renamed("logs/h200/one-rank.log", "smoke-0");
     let mut pending = pod("smoke-2", &nodes[0], &label, String::new());
     pending.node = None;
     pending.log = None;
@@ -672,25 +644,10 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     quiet.env.clear();
     make_pods(
         &ns,
-        &[
-            pod("smoke-0", &nodes[0], &label, one.replace("vm:", "smoke-0:")),
-            quiet,
-            pending,
-        ],
+        &[pod("smoke-0", &nodes[0], &label, one), quiet, pending],
     )
     .await;
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "--workload",
-            "job/smoke",
-            "--format",
-            "json",
-        ],
-    )
-    .await;
+    let ran = analyze_in(&ns, "--workload job/smoke --format json").await;
     // Untested is not passed (issue 24 item 6): a WARN with GPU pods not judged is exit 4,
     // said on stderr, unless --allow-untested.
     assert_eq!(ran.code, Some(4), "{ran}");
@@ -713,17 +670,7 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
     );
     assert_eq!(pod_of(&j, "smoke-2")["status"], "pending");
     assert!(pod_of(&j, "smoke-2")["log"].is_null());
-    let accepted = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "--workload",
-            "job/smoke",
-            "--allow-untested",
-        ],
-    )
-    .await;
+    let accepted = analyze_in(&ns, "--workload job/smoke --allow-untested").await;
     assert_eq!(accepted.code, Some(0), "{accepted}");
     assert!(
         accepted.stderr.contains("accepted with --allow-untested"),
@@ -732,7 +679,7 @@ async fn pending_pods_and_pods_without_nccl_lines_are_listed_not_passed() {
 
     // Only the pending pod: no NCCL line anywhere, nothing to judge (exit 2, as for an
     // empty log), with the pod named.
-    let ran = analyze(&cluster.kubeconfig, &["-n", &ns.name, "--pod", "smoke-2"]).await;
+    let ran = analyze_in(&ns, "--pod smoke-2").await;
     assert_eq!(ran.code, Some(2), "{ran}");
     assert!(
         ran.stdout.contains("none of the 1 selected pod(s)"),
@@ -746,7 +693,6 @@ async fn container_previous_and_since_reach_the_api_server() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("akprev").await;
     let nodes = ns.add_nodes(&[p5("a")]).await;
-    let log = "logs/h200/fakehosts-netforced-ib.log";
     let mut p = pod(
         "train-0",
         &nodes[0],
@@ -754,42 +700,25 @@ async fn container_previous_and_since_reach_the_api_server() {
         "restarted, waiting for peers\n".into(),
     );
     p.container = "ray-worker".into();
-    p.previous_log = Some(
-        std::fs::read_to_string(fixture(log))
-            .unwrap()
-            .replace("vm:", "train-0:"),
-    );
+    p.previous_log = Some(renamed("logs/h200/fakehosts-netforced-ib.log", "train-0"));
     make_pods(&ns, &[p]).await;
-    let base = [
-        "-n",
-        ns.name.as_str(),
-        "--pod",
-        "train-0",
-        "--format",
-        "json",
-    ];
-    let now = analyze(&cluster.kubeconfig, &base).await;
+    let base = "--pod train-0 --format json";
+    let now = analyze_in(&ns, base).await;
     assert_eq!(
         pod_of(&now.json(), "train-0")["status"],
         "no-nccl-lines",
         "{now}"
     );
-    let mut args = base.to_vec();
-    args.extend(["--previous", "--container", "ray-worker"]);
-    let before = analyze(&cluster.kubeconfig, &args).await;
+    let before = analyze_in(&ns, &format!("{base} --previous --container ray-worker")).await;
     let j = before.json();
     assert_eq!(pod_of(&j, "train-0")["status"], "analyzed", "{before}");
     assert_eq!(j["verdict"], "fail", "{before}");
     assert_eq!(before.code, Some(1));
     // The log's lines are stamped 06:00 today (cri_log): `--since` reaches kwok, which keeps
     // the lines of the last ten years and none of the last minute.
-    let mut recent = base.to_vec();
-    recent.extend(["--since", "1m"]);
-    let ran = analyze(&cluster.kubeconfig, &recent).await;
+    let ran = analyze_in(&ns, &format!("{base} --since 1m")).await;
     assert_eq!(pod_of(&ran.json(), "train-0")["log"]["bytes"], 0, "{ran}");
-    let mut day = base.to_vec();
-    day.extend(["--since", "87600h"]);
-    let ran = analyze(&cluster.kubeconfig, &day).await;
+    let ran = analyze_in(&ns, &format!("{base} --since 87600h")).await;
     assert!(
         pod_of(&ran.json(), "train-0")["log"]["bytes"]
             .as_u64()
@@ -797,9 +726,7 @@ async fn container_previous_and_since_reach_the_api_server() {
             > 0,
         "{ran}"
     );
-    let mut wrong = base.to_vec();
-    wrong.extend(["--container", "nope"]);
-    let ran = analyze(&cluster.kubeconfig, &wrong).await;
+    let ran = analyze_in(&ns, &format!("{base} --container nope")).await;
     assert_eq!(ran.code, Some(2), "{ran}");
     assert!(
         ran.stderr
@@ -816,8 +743,7 @@ async fn follow_gives_the_verdict_once_init_is_done() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("akfollow").await;
     let nodes = ns.add_nodes(&[p5("a"), p5("b")]).await;
-    let log = std::fs::read_to_string(fixture("logs/h200/nvlink.log")).unwrap();
-    let log = log.replace("vm:", "late-0:");
+    let log = renamed("logs/h200/nvlink.log", "late-0");
     let lines: Vec<&str> = log.lines().collect();
     let cut = lines
         .iter()
@@ -830,13 +756,8 @@ async fn follow_gives_the_verdict_once_init_is_done() {
         lines[..cut].join("\n") + "\n",
     );
     p.follow = true;
-    let hang = std::fs::read_to_string(fixture("logs/h200/hang-init.log")).unwrap();
-    let mut stuck = pod(
-        "stuck-0",
-        &nodes[1],
-        &[("app", "stuck")],
-        hang.replace("vm:", "stuck-0:"),
-    );
+    let hang = renamed("logs/h200/hang-init.log", "stuck-0");
+    let mut stuck = pod("stuck-0", &nodes[1], &[("app", "stuck")], hang);
     stuck.follow = true;
     make_pods(&ns, &[p, stuck]).await;
     let file = log_file(&ns, "late-0.log");
@@ -847,21 +768,9 @@ async fn follow_gives_the_verdict_once_init_is_done() {
         let mut f = std::fs::OpenOptions::new().append(true).open(file).unwrap();
         f.write_all(cri_log(&rest).as_bytes()).unwrap();
     });
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "-l",
-            "app=late",
-            "--follow",
-            "--settle",
-            "1s",
-            "--timeout",
-            "60s",
-            "--format",
-            "json",
-        ],
+    let ran = analyze_in(
+        &ns,
+        "-l app=late --follow --settle 1s --timeout 60s --format json",
     )
     .await;
     appender.await.unwrap();
@@ -872,21 +781,7 @@ async fn follow_gives_the_verdict_once_init_is_done() {
     assert!(ran.elapsed < Duration::from_secs(30), "{ran}");
     assert_eq!(ran.code, Some(0), "{ran}");
 
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "-l",
-            "app=stuck",
-            "--follow",
-            "--timeout",
-            "3s",
-            "--format",
-            "json",
-        ],
-    )
-    .await;
+    let ran = analyze_in(&ns, "-l app=stuck --follow --timeout 3s --format json").await;
     let j = ran.json();
     assert_eq!(pod_of(&j, "stuck-0")["status"], "in-init", "{ran}");
     assert_eq!(ran.code, Some(1), "{ran}");
@@ -901,17 +796,8 @@ async fn permissions_come_from_the_analyzer_role() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("akrbac").await;
     let nodes = ns.add_nodes(&[p5("a")]).await;
-    let one = std::fs::read_to_string(fixture("logs/h200/one-rank.log")).unwrap();
-    make_pods(
-        &ns,
-        &[pod(
-            "solo-0",
-            &nodes[0],
-            &[("app", "solo")],
-            one.replace("vm:", "solo-0:"),
-        )],
-    )
-    .await;
+    let one = renamed("logs/h200/one-rank.log", "solo-0");
+    make_pods(&ns, &[pod("solo-0", &nodes[0], &[("app", "solo")], one)]).await;
     let account = json!({"apiVersion": "v1", "kind": "ServiceAccount",
         "metadata": {"name": "reader", "namespace": ns.name}});
     cluster.apply(&account.to_string());
@@ -924,15 +810,10 @@ async fn permissions_come_from_the_analyzer_role() {
 
     // The ClusterRole from deploy/rbac.yaml as shipped, bound by a RoleBinding in the test's
     // namespace (the job's), as its hint says: a Role of namespace `netcheck` could not be.
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"))
-            .unwrap();
-    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&text).unwrap();
-    let role = docs
-        .iter()
+    let role = rbac_docs()
+        .into_iter()
         .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == "netcheck-analyzer")
-        .unwrap()
-        .clone();
+        .unwrap();
     let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
         "metadata": {"name": "netcheck-analyzer", "namespace": ns.name},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "netcheck-analyzer"},
@@ -967,17 +848,13 @@ async fn permissions_come_from_the_analyzer_role() {
 async fn bad_selections_and_missing_configuration() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("akbad").await;
-    let none = analyze(&cluster.kubeconfig, &["-n", &ns.name, "-l", "app=nothing"]).await;
+    let none = analyze_in(&ns, "-l app=nothing").await;
     assert_eq!(none.code, Some(2), "{none}");
     assert!(none.stderr.contains("no pod in namespace"), "{none}");
-    let missing = analyze(&cluster.kubeconfig, &["-n", &ns.name, "--pod", "ghost"]).await;
+    let missing = analyze_in(&ns, "--pod ghost").await;
     assert_eq!(missing.code, Some(2), "{missing}");
     assert!(missing.stderr.contains("no pod `ghost`"), "{missing}");
-    let workload = analyze(
-        &cluster.kubeconfig,
-        &["-n", &ns.name, "--workload", "ghost"],
-    )
-    .await;
+    let workload = analyze_in(&ns, "--workload ghost").await;
     assert_eq!(workload.code, Some(2), "{workload}");
     let dir = tempfile::tempdir().unwrap();
     let nowhere = analyze(&dir.path().join("none"), &["-l", "a=b"]).await;
@@ -1004,10 +881,7 @@ async fn bad_selections_and_missing_configuration() {
 /// get nodes cluster-wide.
 #[test]
 fn rbac_analyzer_role_grants_read_only_access() {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rbac.yaml"))
-            .unwrap();
-    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&text).unwrap();
+    let docs = rbac_docs();
     let rules = |kind: &str, name: &str| -> Vec<(String, String)> {
         let doc = docs
             .iter()
@@ -1080,7 +954,6 @@ async fn statefulset_and_indexed_job_pods_by_owner_and_hostname() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let efa = "logs/grammar/efa-2node.log";
     for p in &placed {
         let name = p.metadata.name.clone().unwrap();
         let host = netcheck::launch::kube::logs::hostname_of(p);
@@ -1092,12 +965,7 @@ async fn statefulset_and_indexed_job_pods_by_owner_and_hostname() {
                 .parse()
                 .unwrap()
         };
-        let log = podify(
-            efa,
-            &format!("train-{index}:"),
-            &format!("train-{index}"),
-            &host,
-        );
+        let log = efa_host_log(index, &host);
         start(&ns, &name, "worker", &log, None, false).await;
     }
     let on: std::collections::BTreeSet<String> = placed
@@ -1106,18 +974,9 @@ async fn statefulset_and_indexed_job_pods_by_owner_and_hostname() {
         .collect();
     assert_eq!(on.len(), 4, "one pod per node: {on:?} of {nodes:?}");
     for workload in ["statefulset/sts", "job/idx"] {
-        let ran = analyze(
-            &cluster.kubeconfig,
-            &[
-                "-n",
-                &ns.name,
-                "--workload",
-                workload,
-                "--expect",
-                "efa",
-                "--format",
-                "json",
-            ],
+        let ran = analyze_in(
+            &ns,
+            &format!("--workload {workload} --expect efa --format json"),
         )
         .await;
         assert_eq!(ran.code, Some(0), "{workload}: {ran}");
@@ -1155,14 +1014,7 @@ async fn a_ray_head_carrying_its_workers_lines_maps_the_ranks_to_the_workers() {
     let workers = ["rj-raycluster-worker-gpu-0", "rj-raycluster-worker-gpu-1"];
     let mut driver = String::from("Job submitted, waiting for the driver to start.\n");
     for (i, worker) in workers.iter().enumerate() {
-        for line in podify(
-            "logs/grammar/efa-2node.log",
-            &format!("train-{i}:"),
-            &format!("train-{i}"),
-            worker,
-        )
-        .lines()
-        {
+        for line in efa_host_log(i, worker).lines() {
             let pid = line.split(':').nth(1).unwrap();
             driver.push_str(&format!(
                 "(RayTrainWorker pid={pid}, ip=10.1.17.{i}) {line}\n"
@@ -1170,27 +1022,11 @@ async fn a_ray_head_carrying_its_workers_lines_maps_the_ranks_to_the_workers() {
         }
     }
     let label = [(RAY, "rj-raycluster")];
-    let mut head = pod("rj-raycluster-head", &nodes[0], &label, driver);
-    head.gpus = 0;
-    head.efa = 0;
-    head.hugepages = false;
+    let head = pod("rj-raycluster-head", &nodes[0], &label, driver).without_gpus();
     let raylet = "[2026-12-01 06:00:01,000 I 12 12] (raylet) main.cc:180: Setting cluster ID\n";
     let w = |i: usize| pod(workers[i], &nodes[i + 1], &label, raylet.into());
     make_pods(&ns, &[head, w(0), w(1)]).await;
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "--workload",
-            "rj-raycluster",
-            "--expect",
-            "efa",
-            "--format",
-            "json",
-        ],
-    )
-    .await;
+    let ran = analyze_in(&ns, "--workload rj-raycluster --expect efa --format json").await;
     assert_eq!(ran.code, Some(0), "{ran}");
     let j = ran.json();
     assert_eq!(j["verdict"], "pass", "{ran}");
@@ -1213,7 +1049,7 @@ async fn follow_waits_for_a_pending_pod_to_be_scheduled_and_start() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("aklate").await;
     let nodes = ns.add_nodes(&[p5("a")]).await;
-    let log = std::fs::read_to_string(fixture("logs/h200/nvlink.log")).unwrap();
+    let log = renamed("logs/h200/nvlink.log", "slow-0");
     let mut p = pod("slow-0", &nodes[0], &[("app", "slow")], String::new());
     p.node = None;
     p.log = None;
@@ -1246,31 +1082,13 @@ async fn follow_waits_for_a_pending_pod_to_be_scheduled_and_start() {
         }
         (client, ns_name)
     });
-    let args = [
-        "-n",
-        &ns.name,
-        "--pod",
-        "slow-0",
-        "--follow",
-        "--settle",
-        "1s",
-        "--timeout",
-        "60s",
-        "--format",
-        "json",
-    ];
-    let run = analyze(&cluster.kubeconfig, &args);
+    let run = analyze_in(
+        &ns,
+        "--pod slow-0 --follow --settle 1s --timeout 60s --format json",
+    );
     let serve = async {
         let _ = later.await.unwrap();
-        start(
-            &ns,
-            "slow-0",
-            "worker",
-            &log.replace("vm:", "slow-0:"),
-            None,
-            false,
-        )
-        .await;
+        start(&ns, "slow-0", "worker", &log, None, false).await;
     };
     let (ran, ()) = tokio::join!(run, serve);
     let j = ran.json();
@@ -1290,60 +1108,26 @@ async fn follow_on_a_healthy_ray_cluster_reads_every_line_and_ends_soon() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("akray").await;
     let nodes = ns.add_nodes(&[p5("a"), p5("b"), p5("c")]).await;
-    let efa = "logs/grammar/efa-2node.log";
-    let mut head = pod(
-        "fsdp-head",
-        &nodes[2],
-        &[(RAY, "fsdp"), ("ray.io/node-type", "head")],
-        "2026-12-01 06:00:00,000\tINFO usage_lib.py: Usage stats collection is enabled.\n\
-         Ray runtime started.\n"
-            .into(),
-    );
-    head.gpus = 0;
-    head.efa = 0;
-    head.hugepages = false;
-    head.follow = true;
+    let mut all = vec![fsdp_head(&nodes[2])];
     let mut expected_lines = BTreeMap::new();
-    let mut workers = vec![];
     for (i, node) in nodes.iter().enumerate().take(2) {
-        let log = podify(
-            efa,
-            &format!("train-{i}:"),
-            &format!("train-{i}"),
-            &format!("fsdp-worker-{i}"),
-        );
-        expected_lines.insert(format!("fsdp-worker-{i}"), log.lines().count() as u64);
-        let mut w = pod(
-            &format!("fsdp-worker-{i}"),
-            node,
-            &[(RAY, "fsdp"), ("ray.io/node-type", "worker")],
-            log,
-        );
-        // The containers keep running after the logs are written, as a training job does.
-        w.follow = true;
-        workers.push(w);
+        let w = fsdp_worker(i, node);
+        let lines = w.log.as_deref().unwrap().lines().count() as u64;
+        expected_lines.insert(w.name.clone(), lines);
+        all.push(w);
     }
-    let mut all = vec![head];
-    all.extend(workers);
+    // The containers keep running after the logs are written, as a training job does.
+    for p in &mut all {
+        p.follow = true;
+    }
     make_pods(&ns, &all).await;
     for streams in ["8", "1"] {
-        let ran = analyze(
-            &cluster.kubeconfig,
-            &[
-                "-n",
-                &ns.name,
-                "-l",
-                "ray.io/cluster=fsdp",
-                "--expect",
-                "efa",
-                "--follow",
-                "--timeout",
-                "30s",
-                "--max-streams",
-                streams,
-                "--format",
-                "json",
-            ],
+        let ran = analyze_in(
+            &ns,
+            &format!(
+                "-l ray.io/cluster=fsdp --expect efa --follow --timeout 30s \
+                 --max-streams {streams} --format json"
+            ),
         )
         .await;
         assert_eq!(ran.code, Some(0), "--max-streams {streams}: {ran}");
@@ -1362,18 +1146,7 @@ async fn follow_on_a_healthy_ray_cluster_reads_every_line_and_ends_soon() {
         );
     }
     // Every pod's node counts, the head's third one too.
-    let ran = analyze(
-        &cluster.kubeconfig,
-        &[
-            "-n",
-            &ns.name,
-            "-l",
-            "ray.io/cluster=fsdp",
-            "--expect",
-            "efa",
-        ],
-    )
-    .await;
+    let ran = analyze_in(&ns, "-l ray.io/cluster=fsdp --expect efa").await;
     assert_eq!(ran.code, Some(0), "{ran}");
     assert!(
         ran.stdout
@@ -1387,7 +1160,7 @@ async fn follow_on_a_healthy_ray_cluster_reads_every_line_and_ends_soon() {
 async fn a_malformed_selector_is_exit_2() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("aksel").await;
-    let ran = analyze(&cluster.kubeconfig, &["-n", &ns.name, "-l", "a=b=c"]).await;
+    let ran = analyze_in(&ns, "-l a=b=c").await;
     assert_eq!(ran.code, Some(2), "{ran}");
     assert!(ran.stderr.contains("not a valid label selector"), "{ran}");
 }

@@ -2,18 +2,11 @@
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::netcheck;
+use crate::util::{netcheck, stderr_text, stdout_text};
 
 #[test]
 fn help_lists_every_command_of_the_contract() {
-    let out = netcheck()
-        .arg("--help")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let help = String::from_utf8(out).unwrap();
+    let help = stdout_text(&netcheck().arg("--help").assert().success());
     for cmd in [
         "analyze", "run", "ingest", "report", "gate", "launch", "doctor", "fabric", "check",
     ] {
@@ -45,7 +38,7 @@ fn run_without_a_gpu_exits_3_and_says_what_to_install() {
         .arg(tempfile::tempdir().unwrap().path())
         .assert()
         .code(3);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let err = stderr_text(&out);
     assert!(
         err.contains("no NVIDIA driver") && err.contains("hint:"),
         "{err}"
@@ -63,7 +56,7 @@ fn run_rejects_a_bad_config_naming_the_field() {
         .arg(&cfg)
         .assert()
         .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let err = stderr_text(&out);
     assert!(
         err.contains("sweep.iters") && err.contains("bad.toml"),
         "{err}"
@@ -82,7 +75,7 @@ fn check_without_a_gpu_gives_one_verdict_line_and_exit_3() {
         .arg(dir.path())
         .assert()
         .code(3);
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stdout = stdout_text(&out);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     assert!(
         stdout.starts_with("netcheck check: FAIL") && stdout.contains("no NVIDIA driver"),
@@ -106,7 +99,7 @@ fn check_passes_launch_flags_through_after_kube() {
         .args(["--kube", "--no-such-flag"])
         .assert()
         .code(2);
-    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let err = stderr_text(&out);
     assert!(
         err.contains("after --kube") && err.contains("--no-such-flag"),
         "{err}"
@@ -197,7 +190,7 @@ fn check_says_where_doctor_json_is() {
 #[test]
 fn version_names_the_commit() {
     let out = netcheck().arg("--version").assert().success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let text = stdout_text(&out);
     assert!(
         text.starts_with(&format!("netcheck {} (commit ", env!("CARGO_PKG_VERSION"))),
         "{text}"
@@ -247,7 +240,7 @@ fn docs_stand_alone() {
 #[test]
 fn run_help_states_the_sweep_defaults() {
     let out = netcheck().args(["run", "--help"]).assert().success();
-    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let help = stdout_text(&out);
     for default in [
         "[default: all_gather,reduce_scatter",
         "[default: 1K",

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 
-use crate::util::netcheck;
+use crate::util::{netcheck, stdout_text};
 
 /// True when libfabric can be loaded; panics in CI when it cannot.
 pub fn libfabric_present() -> bool {
@@ -133,6 +133,18 @@ const PLAN: &[&str] = &[
     "30s",
 ];
 
+/// Less still, for the tests of a choice rather than of the measurement.
+const SHORT_PLAN: &[&str] = &[
+    "--sizes",
+    "64",
+    "--iters",
+    "10",
+    "--warmup",
+    "2",
+    "--batches",
+    "1",
+];
+
 fn check_report(report: &Report, mode: &str) {
     assert_eq!(report.schema, "netcheck.fabric.v1");
     assert_eq!(report.mode, mode);
@@ -198,7 +210,7 @@ fn list_shows_the_tcp_provider_and_no_efa_devices_here() {
         .args(["fabric", "--list", "--provider", "tcp"])
         .assert()
         .success();
-    let text = String::from_utf8_lossy(&text.get_output().stdout).into_owned();
+    let text = stdout_text(&text);
     assert!(
         text.contains("tcp;ofi_rxm") && text.contains("RDM"),
         "{text}"
@@ -234,22 +246,7 @@ fn server_and_connect_measure_across_a_tcp_rendezvous_with_a_token() {
     if !libfabric_present() {
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("netcheck");
-    let mut server = Command::new(&bin)
-        .args([
-            "fabric",
-            "--server",
-            "--bind",
-            "127.0.0.1:0",
-            "--provider",
-            "tcp",
-        ])
-        .env("NETCHECK_FABRIC_TOKEN", "t0ken")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = listening_address(&mut server);
+    let (mut server, addr) = spawn_server(&["--provider", "tcp"], Some("t0ken"));
 
     let out = netcheck()
         .args([
@@ -284,21 +281,7 @@ fn a_wrong_token_is_refused_on_both_sides() {
     if !libfabric_present() {
         return;
     }
-    let bin = assert_cmd::cargo::cargo_bin("netcheck");
-    let mut server = Command::new(&bin)
-        .args([
-            "fabric",
-            "--server",
-            "--bind",
-            "127.0.0.1:0",
-            "--token",
-            "right",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let addr = listening_address(&mut server);
+    let (mut server, addr) = spawn_server(&["--token", "right"], None);
     netcheck()
         .args([
             "fabric",
@@ -330,57 +313,13 @@ fn the_chosen_domain_is_the_domain_tested() {
     let out = netcheck()
         .args(["fabric", "--local", "--provider", "tcp", "--domain", "lo"])
         .args(["--format", "json"])
-        .args([
-            "--sizes",
-            "64",
-            "--iters",
-            "10",
-            "--warmup",
-            "2",
-            "--batches",
-            "1",
-        ])
+        .args(SHORT_PLAN)
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .success();
     let report: Report = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(report.local.endpoint.domain, "lo", "{report:?}");
     assert_eq!(report.peer.endpoint.domain, "lo", "{report:?}");
-}
-
-#[test]
-#[cfg_attr(
-    netcheck_no_libfabric,
-    ignore = "libfabric not installed (apt-get install libfabric1)"
-)]
-fn a_domain_that_is_not_there_is_missing_environment() {
-    if !libfabric_present() {
-        return;
-    }
-    netcheck()
-        .args([
-            "fabric",
-            "--local",
-            "--provider",
-            "tcp",
-            "--domain",
-            "bogus0",
-        ])
-        .args([
-            "--sizes",
-            "64",
-            "--iters",
-            "10",
-            "--warmup",
-            "2",
-            "--batches",
-            "1",
-        ])
-        .timeout(std::time::Duration::from_secs(120))
-        .assert()
-        .code(3)
-        .stderr(predicates::str::contains("no domain `bogus0`"))
-        .stderr(predicates::str::contains("lo"));
 }
 
 #[test]
@@ -410,21 +349,50 @@ fn list_with_a_domain_lists_only_that_domain() {
         .stderr(predicates::str::contains("no domain `bogus`"));
 }
 
+/// A domain or provider that is not there is missing environment (exit 3), listed or tested:
+/// a node-validation script must not pass on a host without it. The error names it, and what
+/// there is instead or where to look.
 #[test]
 #[cfg_attr(
     netcheck_no_libfabric,
     ignore = "libfabric not installed (apt-get install libfabric1)"
 )]
-fn a_provider_that_is_not_there_is_missing_environment() {
+fn a_domain_or_provider_that_is_not_there_is_missing_environment() {
     if !libfabric_present() {
         return;
     }
-    netcheck()
-        .args(["fabric", "--local", "--provider", "no-such-provider"])
-        .assert()
-        .code(3)
-        .stderr(predicates::str::contains("no RDM endpoint"))
-        .stderr(predicates::str::contains("fabric --list"));
+    let bogus_domain = [
+        &["--local", "--provider", "tcp", "--domain", "bogus0"][..],
+        SHORT_PLAN,
+    ]
+    .concat();
+    let cases: [(&[&str], &[&str]); 3] = [
+        (&bogus_domain, &["no domain `bogus0`", "lo"]),
+        (
+            &["--local", "--provider", "no-such-provider"],
+            &["no RDM endpoint", "fabric --list"],
+        ),
+        (
+            &["--list", "--provider", "nosuchprov"],
+            &["no provider `nosuchprov`", "tcp"],
+        ),
+    ];
+    for (args, says) in cases {
+        let out = netcheck()
+            .arg("fabric")
+            .args(args)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        for said in says {
+            assert!(
+                stderr.contains(said),
+                "{args:?} should say {said:?}: {stderr}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -454,27 +422,29 @@ fn out_of_bounds_plans_are_usage_errors() {
     }
 }
 
-/// Starts `fabric --server` on a free loopback port and waits until it listens.
-fn start_server(timeout: &str) -> std::process::Child {
-    let bin = assert_cmd::cargo::cargo_bin("netcheck");
-    let mut server = Command::new(bin)
-        .args([
-            "fabric",
-            "--server",
-            "--provider",
-            "tcp",
-            "--bind",
-            "127.0.0.1:0",
-        ])
-        .args(["--timeout", timeout])
-        .env_remove("NETCHECK_FABRIC_TOKEN")
+/// Starts `fabric --server --bind 127.0.0.1:0 <args>` (the token in the environment, or none)
+/// and waits until it listens; the server and its address.
+fn spawn_server(args: &[&str], token: Option<&str>) -> (std::process::Child, String) {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("netcheck"));
+    cmd.args(["fabric", "--server", "--bind", "127.0.0.1:0"])
+        .args(args);
+    match token {
+        Some(token) => cmd.env("NETCHECK_FABRIC_TOKEN", token),
+        None => cmd.env_remove("NETCHECK_FABRIC_TOKEN"),
+    };
+    let mut server = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    listening_address(&mut server);
-    server
+    let addr = listening_address(&mut server);
+    (server, addr)
+}
+
+/// A tcp server that gives up after `timeout` when nobody connects.
+fn start_server(timeout: &str) -> std::process::Child {
+    spawn_server(&["--provider", "tcp", "--timeout", timeout], None).0
 }
 
 /// Waits for a child at most `limit`; `None` when it is still running (then it is killed).
@@ -530,22 +500,4 @@ fn ci_has_libfabric() {
     if std::env::var("CI").as_deref() == Ok("true") {
         assert!(libfabric_present());
     }
-}
-
-#[test]
-#[cfg_attr(
-    netcheck_no_libfabric,
-    ignore = "libfabric not installed (apt-get install libfabric1)"
-)]
-fn listing_a_provider_that_is_not_there_is_missing_environment() {
-    if !libfabric_present() {
-        return;
-    }
-    // As `--domain nosuch`: a node-validation script must not pass on a host without it.
-    netcheck()
-        .args(["fabric", "--list", "--provider", "nosuchprov"])
-        .assert()
-        .code(3)
-        .stderr(predicates::str::contains("no provider `nosuchprov`"))
-        .stderr(predicates::str::contains("tcp"));
 }

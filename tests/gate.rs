@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::{gate_against_baseline, ingest_fixture, netcheck, results};
+use crate::util::{gate, gate_against_baseline, ingest_fixture, netcheck, results, stdout_text};
 
 #[test]
 fn healthy_run_within_the_baseline_passes() {
@@ -125,9 +125,7 @@ fn regression_fails_with_what_and_by_how_much() {
 
 #[test]
 fn socket_fallback_fails_the_transport_expectation() {
-    netcheck()
-        .arg("gate")
-        .arg(results("socket-fallback.json"))
+    gate("socket-fallback.json")
         .args(["--expect", "efa"])
         .assert()
         .code(1)
@@ -139,16 +137,12 @@ fn socket_fallback_fails_the_transport_expectation() {
 
 #[test]
 fn failed_pair_fails_and_markdown_goes_to_stdout() {
-    let out = netcheck()
-        .arg("gate")
-        .arg(results("pairs.json"))
-        .args(["--markdown", "-"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let md = String::from_utf8(out).unwrap();
+    let md = stdout_text(
+        &gate("pairs.json")
+            .args(["--markdown", "-"])
+            .assert()
+            .code(1),
+    );
     assert!(md.contains("pair gpu-node-2+gpu-node-7"), "{md}");
     assert!(md.contains("timeout"), "{md}");
     assert!(
@@ -158,28 +152,9 @@ fn failed_pair_fails_and_markdown_goes_to_stdout() {
     assert!(md.contains("| expect | pair gpu-node-1+gpu-node-8 transport | transport | NCCL fell back to TCP sockets"), "{md}");
 }
 
+/// assert_cmd's failure message names the command line, so each case below is named.
 #[test]
 fn bad_input_exits_2_naming_file_and_field() {
-    for (file, says) in [
-        ("partial.json", "partial.json: not valid JSON"),
-        ("other-schema.json", "other-schema.json: schema"),
-        ("empty.json", "empty.json: rows"),
-    ] {
-        netcheck()
-            .arg("gate")
-            .arg(results(file))
-            .assert()
-            .code(2)
-            .stderr(predicates::str::contains(says));
-    }
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .arg("--baseline")
-        .arg(results("empty.json"))
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("empty.json: rows"));
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("bad.toml");
     std::fs::write(
@@ -187,28 +162,43 @@ fn bad_input_exits_2_naming_file_and_field() {
         "[[threshold]]\nop = \"all_gather\"\nmin_busbw_gbs = 1.0\nlatency_stat = \"p42\"\n",
     )
     .unwrap();
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .arg("--config")
-        .arg(&config)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("threshold[0].latency_stat"));
-    gate_against_baseline("healthy.json")
-        .args(["--tolerance", "150"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
+    let flag = |flag: &str, path: &std::path::Path| vec![flag.into(), path.display().to_string()];
+    let cases: Vec<(&str, Vec<String>, &str)> = vec![
+        ("partial.json", vec![], "partial.json: not valid JSON"),
+        ("other-schema.json", vec![], "other-schema.json: schema"),
+        ("empty.json", vec![], "empty.json: rows"),
+        (
+            "healthy.json",
+            flag("--baseline", &results("empty.json")),
+            "empty.json: rows",
+        ),
+        (
+            "healthy.json",
+            flag("--config", &config),
+            "threshold[0].latency_stat",
+        ),
+        (
+            "healthy.json",
+            [
+                flag("--baseline", &results("baseline.json")),
+                vec!["--tolerance".into(), "150".into()],
+            ]
+            .concat(),
             "150 is out of range; allowed: 0 to below 100",
-        ));
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .args(["--profile", "p9.huge"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("p5.48xlarge"));
+        ),
+        (
+            "healthy.json",
+            vec!["--profile".into(), "p9.huge".into()],
+            "p5.48xlarge",
+        ),
+    ];
+    for (record, args, says) in cases {
+        gate(record)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    }
 }
 
 #[test]
@@ -272,9 +262,7 @@ fn check_prometheus_textfile(text: &str) {
 
 #[test]
 fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .assert()
         .code(0)
         .stderr(predicates::str::contains("gate: judged: "))
@@ -283,9 +271,7 @@ fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
         .stderr(predicates::str::contains("baseline (no --baseline)"))
         .stderr(predicates::str::contains("notice: no bandwidth criterion"));
     // With thresholds, the notice goes.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2"])
         .assert()
         .code(0)
@@ -296,9 +282,7 @@ fn a_gate_without_a_bandwidth_criterion_says_what_it_did_not_judge() {
 fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("junit.xml");
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--require-bandwidth")
         .arg("--junit")
         .arg(&junit)
@@ -314,9 +298,7 @@ fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
             results("baseline.json").display().to_string(),
         ],
     ] {
-        netcheck()
-            .arg("gate")
-            .arg(results("healthy.json"))
+        gate("healthy.json")
             .arg("--require-bandwidth")
             .args(&extra)
             .assert()
@@ -326,38 +308,27 @@ fn require_bandwidth_fails_a_gate_that_judged_no_bandwidth() {
 
 #[test]
 fn markdown_names_a_tolerance_only_with_a_baseline() {
-    let without = netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
-        .args(["--profile", "h200x2", "--markdown", "-"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let without = String::from_utf8(without).unwrap();
+    let without = stdout_text(
+        &gate("healthy.json")
+            .args(["--profile", "h200x2", "--markdown", "-"])
+            .assert()
+            .code(0),
+    );
     assert!(!without.contains("tolerance"), "{without}");
     assert!(without.contains("not judged: baseline"), "{without}");
-    let with = gate_against_baseline("healthy.json")
-        .args(["--profile", "h200x2", "--markdown", "-"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    assert!(
-        String::from_utf8(with)
-            .unwrap()
-            .contains("baseline tolerance 10%")
+    let with = stdout_text(
+        &gate_against_baseline("healthy.json")
+            .args(["--profile", "h200x2", "--markdown", "-"])
+            .assert()
+            .code(0),
     );
+    assert!(with.contains("baseline tolerance 10%"), "{with}");
 }
 
 #[test]
 fn baseline_flags_without_a_baseline_are_usage_errors() {
     for flags in [["--baseline-from", "1M"], ["--tolerance", "5"]] {
-        netcheck()
-            .arg("gate")
-            .arg(results("healthy.json"))
+        gate("healthy.json")
             .args(flags)
             .assert()
             .code(2)
@@ -382,9 +353,7 @@ fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
     ] {
         let config = dir.path().join("bad.toml");
         std::fs::write(&config, format!("[[threshold]]\nmin_busbw_gbs = {value}\n")).unwrap();
-        netcheck()
-            .arg("gate")
-            .arg(results("healthy.json"))
+        gate("healthy.json")
             .arg("--config")
             .arg(&config)
             .assert()
@@ -398,13 +367,7 @@ fn thresholds_that_cannot_fail_or_always_fail_are_rejected_by_field() {
 fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
     let dir = tempfile::tempdir().unwrap();
     let prom = dir.path().join("netcheck.prom");
-    netcheck()
-        .arg("gate")
-        .arg(results("pairs.json"))
-        .arg("--prom")
-        .arg(&prom)
-        .assert()
-        .code(1); // gpu-node-8 failed
+    gate("pairs.json").arg("--prom").arg(&prom).assert().code(1); // gpu-node-8 failed
     let text = std::fs::read_to_string(&prom).unwrap();
     check_prometheus_textfile(&text);
     assert!(
@@ -432,21 +395,15 @@ fn prometheus_has_a_metric_per_node_and_times_in_seconds() {
 
 #[test]
 fn format_json_prints_the_verdict_like_the_other_commands() {
-    let out = netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    let out = gate("healthy.json")
         .args(["--profile", "h200x2", "--format", "json"])
         .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).expect("stdout is the verdict");
+        .code(0);
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout_text(&out)).expect("stdout is the verdict");
     assert_eq!(v["schema"], "netcheck.gate.v1");
     assert_eq!(v["verdict"], "pass");
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--format", "json", "--markdown", "-"])
         .assert()
         .code(2)

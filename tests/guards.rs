@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
-use crate::util::{fixture, gate_against_baseline, ingest_fixture, netcheck, results};
+use crate::util::{
+    fixture, gate, gate_against_baseline, ingest_fixture, ingest_to, netcheck, results, stderr_text,
+};
 
 fn copy_to(dir: &Path, from: &Path, name: &str) -> PathBuf {
     let to = dir.join(name);
@@ -39,9 +41,7 @@ fn gate_refuses_an_output_that_is_its_input() {
         }
     }
     // The baseline is an input too.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--baseline")
         .arg(&r)
         .arg("--junit")
@@ -60,9 +60,7 @@ fn gate_refuses_an_output_that_is_its_input() {
 fn gate_refuses_two_outputs_on_one_path() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("x");
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--junit")
         .arg(&x)
         .arg("--prom")
@@ -82,11 +80,7 @@ fn ingest_refuses_to_write_over_its_input() {
         "in.log",
     );
     let before = std::fs::read(&log).unwrap();
-    netcheck()
-        .arg("ingest")
-        .arg(&log)
-        .arg("--out")
-        .arg(&log)
+    ingest_to(&log, &log)
         .assert()
         .code(2)
         .stderr(contains("same file as the input FILE"));
@@ -150,9 +144,7 @@ fn a_write_that_fails_late_keeps_the_verdict_and_the_other_outputs() {
     assert!(prom.is_file() && json.is_file());
     std::fs::remove_file(&prom).unwrap();
     // A pass with a failed write is the write error (exit 2), the others still written.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--junit", "/dev/full", "--prom"])
         .arg(&prom)
         .assert()
@@ -167,9 +159,7 @@ fn a_write_that_fails_late_keeps_the_verdict_and_the_other_outputs() {
 fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
     // healthy.json: all_gather + reduce_scatter (run's default), one host. p5's all_reduce
     // floor cannot judge it; its all_gather / reduce_scatter floors do.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "p5.48xlarge", "--expect", "any"])
         .assert()
         .code(0)
@@ -179,9 +169,7 @@ fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
                 .and(contains("matches no measured row").not())
                 .and(contains("bandwidth 4")),
         );
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "p5.48xlarge", "--expect", "any"])
         .arg("--require-bandwidth")
         .assert()
@@ -190,9 +178,7 @@ fn a_profile_threshold_for_an_op_not_measured_is_listed_not_failed() {
             "all_reduce was not measured in this run (--require-bandwidth)",
         ));
     // Gating a file against itself.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .arg("--baseline")
         .arg(results("healthy.json"))
         .args(["--profile", "p5.48xlarge", "--expect", "any"])
@@ -252,20 +238,18 @@ fn prometheus_has_one_gate_series_per_run_and_a_timestamp_for_naive_times() {
 fn expect_nvlink_is_taken_by_run_ingest_gate_and_launch() {
     let dir = tempfile::tempdir().unwrap();
     // gate: a single-host run did not use multi-node NVLink: a failed check, not a usage error.
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--expect", "nvlink"])
         .assert()
         .code(1)
         .stderr(contains("expected nvlink"));
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_reduce_2nodes_efa.txt"))
-        .args(["--expect", "nvlink", "--out"])
-        .arg(dir.path().join("r.json"))
-        .assert()
-        .code(1);
+    ingest_to(
+        fixture("nccl-tests/all_reduce_2nodes_efa.txt"),
+        dir.path().join("r.json"),
+    )
+    .args(["--expect", "nvlink"])
+    .assert()
+    .code(1);
     let out = netcheck()
         .args([
             "launch",
@@ -301,21 +285,15 @@ fn expect_nvlink_is_taken_by_run_ingest_gate_and_launch() {
 fn ingest_expect_fails_a_run_whose_log_shows_another_transport() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_reduce_2nodes_efa.txt"))
-        .args(["--expect", "socket", "--out"])
-        .arg(&out)
+    ingest_to(fixture("nccl-tests/all_reduce_2nodes_efa.txt"), &out)
+        .args(["--expect", "socket"])
         .assert()
         .code(1)
         .stderr(contains("netcheck: FAIL").and(contains("expected socket")));
     assert!(out.is_file(), "the results are written all the same");
     // Text without NCCL lines cannot show the transport.
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/ag_rs_single_host.txt"))
-        .args(["--expect", "efa", "--out"])
-        .arg(&out)
+    ingest_to(fixture("nccl-tests/ag_rs_single_host.txt"), &out)
+        .args(["--expect", "efa"])
         .assert()
         .code(1)
         .stderr(contains("no NCCL_DEBUG=INFO lines"));
@@ -587,17 +565,11 @@ fn ingest_names_netcheck_files_and_truncated_json() {
     let third = text.match_indices("\"in_place\"").nth(2).unwrap().0;
     std::fs::write(&cut, &text[..third + 5]).unwrap();
     let out = dir.path().join("r.json");
-    let assert = netcheck()
-        .arg("ingest")
-        .arg(&cut)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .code(0);
+    let assert = ingest_to(&cut, &out).assert().code(0);
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let rows = r["rows"].as_array().unwrap().len();
-    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let err = stderr_text(&assert);
     assert!(
         err.contains(&format!("kept {rows} rows from the 3 results")),
         "{rows} rows: {err}"

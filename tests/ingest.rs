@@ -4,7 +4,7 @@
 use predicates::prelude::PredicateBooleanExt;
 use serde_json::Value;
 
-use crate::util::{fixture, ingest_fixture, netcheck};
+use crate::util::{fixture, ingest_fixture, ingest_to, netcheck};
 
 /// Runs `ingest` on fixtures and returns the written record as plain JSON.
 fn ingest(files: &[&str], extra: &[&str]) -> Value {
@@ -88,11 +88,8 @@ fn outputs_without_nccl_lines_carry_no_analysis() {
 fn expect_reaches_the_analysis_and_the_gate_passes_efa() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_gather_nccl_failure.txt"))
-        .args(["--expect", "efa", "--out"])
-        .arg(&out)
+    ingest_to(fixture("nccl-tests/all_gather_nccl_failure.txt"), &out)
+        .args(["--expect", "efa"])
         .assert()
         .code(1)
         .stderr(predicates::str::contains("FAIL").and(predicates::str::contains("expected efa")));
@@ -101,11 +98,8 @@ fn expect_reaches_the_analysis_and_the_gate_passes_efa() {
         r["analysis"]["verdict"], "fail",
         "efa expected, not shown in the log"
     );
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/all_reduce_2nodes_efa.txt"))
-        .args(["--expect", "efa", "--out"])
-        .arg(&out)
+    ingest_to(fixture("nccl-tests/all_reduce_2nodes_efa.txt"), &out)
+        .args(["--expect", "efa"])
         .assert()
         .success();
     netcheck()
@@ -249,21 +243,12 @@ fn a_file_without_a_collective_name_is_read_from_its_table_and_op_overrides() {
     .unwrap();
     let out = dir.path().join("r.json");
     // redop sum, root -1, count = 1/2 of the buffer, busbw = algbw/2: reduce_scatter.
-    netcheck()
-        .arg("ingest")
-        .arg(&renamed)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    ingest_to(&renamed, &out).assert().success();
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(r["ingest"]["collective"], "reduce_scatter");
     assert_eq!(r["ingest"]["collective_basis"][0], "table");
-    netcheck()
-        .arg("ingest")
-        .arg(&renamed)
-        .args(["--op", "all_reduce", "--out"])
-        .arg(&out)
+    ingest_to(&renamed, &out)
+        .args(["--op", "all_reduce"])
         .assert()
         .success()
         .stderr(predicates::str::contains("does not look like all_reduce"));
@@ -368,14 +353,13 @@ fn a_failed_run_without_rows_is_a_failed_record_and_a_template_is_bad_input() {
             .contains("Test NCCL failure")
     );
     let dir = tempfile::tempdir().unwrap();
-    netcheck()
-        .arg("ingest")
-        .arg(fixture("nccl-tests/template_placeholders.txt"))
-        .arg("--out")
-        .arg(dir.path().join("r.json"))
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("placeholders such as `XXX.XX`"));
+    ingest_to(
+        fixture("nccl-tests/template_placeholders.txt"),
+        dir.path().join("r.json"),
+    )
+    .assert()
+    .code(2)
+    .stderr(predicates::str::contains("placeholders such as `XXX.XX`"));
 }
 
 mod props {
@@ -507,13 +491,7 @@ fn gzip_and_stdin_inputs() {
     enc.write_all(&text).unwrap();
     std::fs::write(&gz, enc.finish().unwrap()).unwrap();
     let out = dir.path().join("r.json");
-    netcheck()
-        .arg("ingest")
-        .arg(&gz)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    ingest_to(&gz, &out).assert().success();
     netcheck()
         .args(["ingest", "-", "--out"])
         .arg(&out)
@@ -532,11 +510,7 @@ fn bad_input_exits_2_naming_the_file() {
         ("not_nccl_tests.txt", "no nccl-tests results found"),
         ("broken.json", "not valid JSON"),
     ] {
-        netcheck()
-            .arg("ingest")
-            .arg(fixture(&format!("nccl-tests/{file}")))
-            .arg("--out")
-            .arg(&out)
+        ingest_to(fixture(&format!("nccl-tests/{file}")), &out)
             .assert()
             .code(2)
             .stderr(predicates::str::contains(file))
@@ -544,11 +518,7 @@ fn bad_input_exits_2_naming_the_file() {
     }
     let missing = dir.path().join("results-field.json");
     std::fs::write(&missing, r#"{"version": 3, "config": {}}"#).unwrap();
-    netcheck()
-        .arg("ingest")
-        .arg(&missing)
-        .arg("--out")
-        .arg(&out)
+    ingest_to(&missing, &out)
         .assert()
         .code(2)
         .stderr(predicates::str::contains("results-field.json: results"));
@@ -558,11 +528,7 @@ fn bad_input_exits_2_naming_the_file() {
         r#"{"version": 3, "results": [{"size": 1024, "count": "x", "type": "float"}], "end_time": "x"}"#,
     )
     .unwrap();
-    netcheck()
-        .arg("ingest")
-        .arg(&bad_entry)
-        .arg("--out")
-        .arg(&out)
+    ingest_to(&bad_entry, &out)
         .assert()
         .code(2)
         .stderr(predicates::str::contains("results[0].count"));
@@ -594,13 +560,7 @@ worker-1  | # Out of bounds values : 0 OK
         let file = dir.path().join(name);
         std::fs::write(&file, body).unwrap();
         let out = dir.path().join("r.json");
-        netcheck()
-            .arg("ingest")
-            .arg(&file)
-            .arg("--out")
-            .arg(&out)
-            .assert()
-            .success();
+        ingest_to(&file, &out).assert().success();
         let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(rows(&r, "all_reduce", true).len(), 2, "{name}");
         assert_eq!(r["world_size"], 2, "{name}");

@@ -15,30 +15,31 @@ fn stderr_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-#[test]
-fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
+/// `netcheck launch --dry-run --nodes <nodes> --gpus-per-node 8 --image example.com/netcheck:1
+/// <extra>` with no cluster configured, which must exit 0: the YAML it printed, and stderr.
+fn dry_run(nodes: &str, extra: &[&str]) -> (String, String) {
     let out = netcheck()
         .args([
             "launch",
             "--dry-run",
             "--nodes",
-            "n-a,n-b,n-c,n-d",
+            nodes,
             "--gpus-per-node",
             "8",
         ])
-        .args([
-            "--efa-per-node",
-            "32",
-            "--image",
-            "example.com/netcheck:1",
-            "-n",
-            "gpu",
-        ])
+        .args(["--image", "example.com/netcheck:1"])
+        .args(extra)
         .env("KUBECONFIG", "/nonexistent/kubeconfig")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
-    let yaml = String::from_utf8(out.stdout).unwrap();
+    let stderr = stderr_of(&out);
+    (String::from_utf8(out.stdout).unwrap(), stderr)
+}
+
+#[test]
+fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
+    let (yaml, _) = dry_run("n-a,n-b,n-c,n-d", &["--efa-per-node", "32", "-n", "gpu"]);
     let docs: Vec<Value> = serde_saphyr::from_str_multiple(&yaml).unwrap();
     let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
     // A Job per rank, then the group's Service.
@@ -79,23 +80,8 @@ fn dry_run_prints_kubectl_ready_yaml_and_touches_no_cluster() {
 
 #[test]
 fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
-    let out = netcheck()
-        .args([
-            "launch",
-            "--dry-run",
-            "--nodes",
-            "n-a,n-b",
-            "--gpus-per-node",
-            "8",
-        ])
-        .args(["--image", "example.com/netcheck:1", "--fabric-check", "efa"])
-        .args(["--port", "30000"])
-        .env("KUBECONFIG", "/nonexistent/kubeconfig")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
-    let docs: Vec<Value> =
-        serde_saphyr::from_str_multiple(&String::from_utf8(out.stdout.clone()).unwrap()).unwrap();
+    let (yaml, stderr) = dry_run("n-a,n-b", &["--fabric-check", "efa", "--port", "30000"]);
+    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&yaml).unwrap();
     let container = &docs[2]["spec"]["template"]["spec"]["containers"][0];
     let args = container_args(container);
     assert!(
@@ -106,11 +92,7 @@ fn dry_run_with_a_fabric_check_passes_it_to_the_pods_and_opens_its_port() {
     assert_eq!(container["ports"][1]["containerPort"], 30001);
     assert_eq!(docs[4]["spec"]["ports"][1]["port"], 30001);
     // Without --efa-per-node the pods get no EFA: said, not silent (issue 24 item 8).
-    assert!(
-        stderr_of(&out).contains("--efa-per-node not given"),
-        "{}",
-        stderr_of(&out)
-    );
+    assert!(stderr.contains("--efa-per-node not given"), "{stderr}");
 }
 
 #[test]
@@ -202,11 +184,17 @@ fn usage_errors_say_what_to_pass() {
     }
 }
 
+/// `netcheck launch --nodes a,b --image x`, the cluster left to the caller.
+fn launch_two_nodes() -> assert_cmd::Command {
+    let mut cmd = netcheck();
+    cmd.args(["launch", "--nodes", "a,b", "--image", "x"]);
+    cmd
+}
+
 #[test]
 fn no_kubeconfig_and_no_cluster_is_exit_3_with_what_to_do() {
     let home = tempfile::tempdir().unwrap();
-    let out = netcheck()
-        .args(["launch", "--nodes", "a,b", "--image", "x"])
+    let out = launch_two_nodes()
         .env("HOME", home.path())
         .env_remove("KUBECONFIG")
         .env_remove("KUBERNETES_SERVICE_HOST")
@@ -221,16 +209,8 @@ fn no_kubeconfig_and_no_cluster_is_exit_3_with_what_to_do() {
         "{err}"
     );
 
-    let out = netcheck()
-        .args([
-            "launch",
-            "--nodes",
-            "a,b",
-            "--image",
-            "x",
-            "--kubeconfig",
-            "/nonexistent/config",
-        ])
+    let out = launch_two_nodes()
+        .args(["--kubeconfig", "/nonexistent/config"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
@@ -253,8 +233,8 @@ fn an_unreachable_api_server_is_exit_4_and_a_wrong_context_exit_3() {
     let dir = tempfile::tempdir().unwrap();
     // Port 1 on loopback: connection refused at once.
     let config = kubeconfig(dir.path(), "http://127.0.0.1:1", "fake");
-    let out = netcheck()
-        .args(["launch", "--nodes", "a,b", "--image", "x", "--kubeconfig"])
+    let out = launch_two_nodes()
+        .arg("--kubeconfig")
         .arg(&config)
         .output()
         .unwrap();
@@ -262,17 +242,8 @@ fn an_unreachable_api_server_is_exit_4_and_a_wrong_context_exit_3() {
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(err.contains("cannot reach http://127.0.0.1:1"), "{err}");
 
-    let out = netcheck()
-        .args([
-            "launch",
-            "--nodes",
-            "a,b",
-            "--image",
-            "x",
-            "--context",
-            "prod",
-            "--kubeconfig",
-        ])
+    let out = launch_two_nodes()
+        .args(["--context", "prod", "--kubeconfig"])
         .arg(&config)
         .output()
         .unwrap();
@@ -406,13 +377,12 @@ fn sigint_mid_run_deletes_everything_and_exits_130() {
 #[test]
 fn the_pod_command_line_is_accepted_by_netcheck_run() {
     use netcheck::launch::kube::manifest::{self, GroupSpec, RunSpec, Shm};
-    use netcheck::launch::kube::nodes::{PodResources, default_tolerations};
+    use netcheck::launch::kube::nodes::PodResources;
     let spec = RunSpec {
         run: "contract".into(),
         namespace: "ns".into(),
         image: "x".into(),
         image_pull_policy: None,
-        port: 29400,
         worker_args: [
             "--ops",
             "all_gather,reduce_scatter",
@@ -436,14 +406,10 @@ fn the_pod_command_line_is_accepted_by_netcheck_run() {
         .collect(),
         fabric_check: Some("tcp".into()),
         env: vec![],
-        tolerations: default_tolerations(),
-        strict_net: true,
-        ipc_lock: true,
         shm: Shm::Memory { bytes: 1 << 30 },
         deadline_secs: 60,
         ttl_secs: None,
-        service_account: None,
-        image_opts: Default::default(),
+        ..crate::util::run_spec()
     };
     let group = GroupSpec {
         seq: 1,
@@ -552,20 +518,7 @@ fn bad_flags_are_exit_2_before_any_cluster_is_read() {
 /// With an odd number of nodes, the one left out of round 1 is named, with when it is tested.
 #[test]
 fn the_node_sitting_out_an_odd_round_is_named() {
-    let out = netcheck()
-        .args([
-            "launch",
-            "--dry-run",
-            "--nodes",
-            "n-a,n-b,n-c",
-            "--gpus-per-node",
-            "8",
-        ])
-        .args(["--image", "example.com/netcheck:1", "-n", "gpu"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
-    let yaml = String::from_utf8(out.stdout).unwrap();
+    let (yaml, _) = dry_run("n-a,n-b,n-c", &["-n", "gpu"]);
     assert!(
         yaml.contains("# n-c sits out round 1 (odd number of nodes in its pool); it is paired with a node that passed in round 2"),
         "{yaml}"

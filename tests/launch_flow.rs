@@ -9,12 +9,12 @@ use std::time::Duration;
 use http::Method;
 use netcheck::error::Error;
 use netcheck::launch::kube::launcher::{Report, Selection, Settings};
-use netcheck::launch::kube::manifest::{RunSpec, Shm};
+use netcheck::launch::kube::manifest::RunSpec;
 use netcheck::launch::kube::nodes::{Requirements, default_tolerations};
 use netcheck::launch::kube::status::Limits;
 use netcheck::launch::kube::{Conclusion, launch};
 use netcheck::launch::plan::{Mode, Verdict};
-use netcheck::results::RunRecord;
+use netcheck::results::{PairResult, RunRecord};
 use serde_json::Value;
 
 use crate::launch_fake::{Behavior, Fake, PodCtx, node};
@@ -22,9 +22,9 @@ use crate::util::{self, container_args};
 
 const NS: &str = "bench";
 
-fn settings(out: &Path, nodes: &[&str]) -> Settings {
+fn settings(out: &Path, nodes: &[impl AsRef<str>]) -> Settings {
     Settings {
-        selection: Selection::Nodes(nodes.iter().map(|n| n.to_string()).collect()),
+        selection: Selection::Nodes(nodes.iter().map(|n| n.as_ref().to_string()).collect()),
         mode: Mode::Pairs,
         seed: None,
         requirements: Requirements {
@@ -38,18 +38,10 @@ fn settings(out: &Path, nodes: &[&str]) -> Settings {
             namespace: NS.into(),
             image: "registry.example/netcheck:test".into(),
             image_pull_policy: None,
-            port: 29400,
             worker_args: vec!["--timeout".into(), "5m".into()],
-            fabric_check: None,
-            env: vec![("NCCL_DEBUG".into(), "INFO".into())],
-            tolerations: default_tolerations(),
             strict_net: false,
-            ipc_lock: true,
-            shm: Shm::Memory { bytes: 16 << 30 },
             deadline_secs: 1800,
-            ttl_secs: Some(600),
-            service_account: None,
-            image_opts: Default::default(),
+            ..util::run_spec()
         },
         limits: Limits {
             schedule: Duration::from_millis(60),
@@ -77,6 +69,28 @@ fn g6(n: usize) -> (Vec<Value>, Vec<String>) {
 /// Rank 0's log: NCCL lines, then the result line with bandwidths scaled by `scale`.
 fn rank0_log(scale: f64) -> String {
     util::rank0_log(scale, "")
+}
+
+/// Every pod exits 0; rank 0 prints its result with the bandwidths scaled by `scale`.
+fn passes(ctx: &PodCtx, scale: f64) -> Behavior {
+    Behavior::Exit {
+        code: 0,
+        log: if ctx.index == 0 {
+            rank0_log(scale)
+        } else {
+            String::new()
+        },
+    }
+}
+
+/// The pair record named `name` (`node-a+node-b`).
+fn pair<'a>(report: &'a Report, name: &str) -> &'a PairResult {
+    report
+        .record
+        .pairs
+        .iter()
+        .find(|p| p.name == name)
+        .unwrap_or_else(|| panic!("no pair {name}"))
 }
 
 /// Pods pass, except in groups holding a node of `bad`: those exit 1.
@@ -132,7 +146,6 @@ async fn a_healthy_group_passes_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(4);
     let fake = Fake::new(nodes, script(&[]));
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let report = run(&fake, &settings(dir.path(), &names)).await.unwrap();
 
     assert_eq!(report.conclusion(), Conclusion::Pass);
@@ -182,7 +195,6 @@ async fn the_objects_follow_the_worker_contract() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(2);
     let fake = Fake::new(nodes, script(&[]));
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     run(&fake, &settings(dir.path(), &names)).await.unwrap();
 
     let anchor = &fake.created("configmaps")[0];
@@ -285,7 +297,6 @@ async fn a_bad_node_is_named_by_re_pairing_it_with_good_ones() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(6);
     let fake = Fake::new(nodes, script(&["node-3"]));
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let report = run(&fake, &settings(dir.path(), &names)).await.unwrap();
 
     assert_eq!(report.conclusion(), Conclusion::Fail);
@@ -293,12 +304,7 @@ async fn a_bad_node_is_named_by_re_pairing_it_with_good_ones() {
     for good in ["node-0", "node-1", "node-2", "node-4", "node-5"] {
         assert_eq!(verdict(&report, good), Verdict::Pass, "{good}");
     }
-    let failed = report
-        .record
-        .pairs
-        .iter()
-        .find(|p| p.name == "node-2+node-3")
-        .unwrap();
+    let failed = pair(&report, "node-2+node-3");
     assert_eq!(failed.status, "fail");
     assert!(
         failed.message.as_ref().unwrap().contains("wrong elements"),
@@ -329,7 +335,6 @@ async fn a_pending_pod_reports_the_schedulers_reason() {
             Behavior::Hang { log: String::new() }
         }
     });
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let report = run(&fake, &settings(dir.path(), &names)).await.unwrap();
 
     assert_eq!(report.conclusion(), Conclusion::Inconclusive);
@@ -361,7 +366,6 @@ async fn a_pending_pod_reports_the_schedulers_reason() {
 async fn image_pull_errors_and_oom_are_inconclusive_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(2);
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let fake = Fake::new(nodes.clone(), |_: &PodCtx| Behavior::ImagePull);
     let report = run(&fake, &settings(dir.path(), &names)).await.unwrap();
     let message = report.record.pairs[0].message.clone().unwrap();
@@ -395,38 +399,14 @@ async fn a_hanging_pair_times_out_and_the_others_go_on() {
             Behavior::Hang {
                 log: "NCCL INFO ncclCommInitRankConfig ... Init START\n".into(),
             }
-        } else if ctx.index == 0 {
-            Behavior::Exit {
-                code: 0,
-                log: rank0_log(1.0),
-            }
         } else {
-            Behavior::Exit {
-                code: 0,
-                log: String::new(),
-            }
+            passes(ctx, 1.0)
         }
     });
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let report = run(&fake, &settings(dir.path(), &names)).await.unwrap();
 
-    let hung = report
-        .record
-        .pairs
-        .iter()
-        .find(|p| p.name == "node-0+node-1")
-        .unwrap();
-    assert_eq!(hung.status, "timeout");
-    assert_eq!(
-        report
-            .record
-            .pairs
-            .iter()
-            .find(|p| p.name == "node-2+node-3")
-            .unwrap()
-            .status,
-        "pass"
-    );
+    assert_eq!(pair(&report, "node-0+node-1").status, "timeout");
+    assert_eq!(pair(&report, "node-2+node-3").status, "pass");
     assert_eq!(verdict(&report, "node-1"), Verdict::Fail);
     assert_eq!(verdict(&report, "node-0"), Verdict::Pass);
     // The hung pods' logs were collected before they were deleted.
@@ -440,7 +420,6 @@ async fn ctrl_c_deletes_everything_created() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(4);
     let fake = Fake::new(nodes, |_: &PodCtx| Behavior::Hang { log: String::new() });
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut s = settings(dir.path(), &names);
     s.limits.run = Duration::from_secs(60);
     let running = fake.running.clone();
@@ -461,7 +440,6 @@ async fn keep_leaves_the_objects_for_debugging() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(2);
     let fake = Fake::new(nodes, script(&[]));
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut s = settings(dir.path(), &names);
     s.keep = true;
     run(&fake, &s).await.unwrap();
@@ -483,7 +461,6 @@ async fn an_api_error_mid_run_cleans_up_what_was_created() {
     let (nodes, names) = g6(2);
     let fake = Fake::new(nodes, script(&[]));
     fake.fail_on(Method::POST, "/services", 500, u32::MAX);
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let err = run(&fake, &settings(dir.path(), &names)).await.unwrap_err();
 
     assert_eq!(err.exit_code(), 4, "{err}");
@@ -506,7 +483,6 @@ async fn missing_permissions_stop_the_run_before_anything_is_created() {
     let (nodes, names) = g6(2);
     let fake = Fake::new(nodes, script(&[]));
     fake.deny("jobs", "create");
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let err = run(&fake, &settings(dir.path(), &names)).await.unwrap_err();
 
     assert_eq!(err.exit_code(), 3);
@@ -612,7 +588,7 @@ async fn missing_nodes_and_empty_selectors_are_exit_3() {
         "{err}"
     );
 
-    let mut s = settings(dir.path(), &[]);
+    let mut s = settings(dir.path(), &[] as &[&str]);
     s.selection = Selection::Selector("node.kubernetes.io/instance-type=p5.48xlarge".into());
     let err = run(&fake, &s).await.unwrap_err();
     assert!(err.to_string().contains("no node matches"), "{err}");
@@ -628,26 +604,11 @@ async fn a_slow_pair_fails_and_isolation_finds_the_slow_node() {
     let (nodes, names) = g6(8);
     let fake = Fake::new(nodes, |ctx: &PodCtx| {
         let slow = ctx.nodes.iter().any(|n| n == "node-5");
-        match ctx.index {
-            0 => Behavior::Exit {
-                code: 0,
-                log: rank0_log(if slow { 0.2 } else { 1.0 }),
-            },
-            _ => Behavior::Exit {
-                code: 0,
-                log: String::new(),
-            },
-        }
+        passes(ctx, if slow { 0.2 } else { 1.0 })
     });
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let report = run(&fake, &settings(dir.path(), &names)).await.unwrap();
 
-    let slow = report
-        .record
-        .pairs
-        .iter()
-        .find(|p| p.name == "node-4+node-5")
-        .unwrap();
+    let slow = pair(&report, "node-4+node-5");
     assert_eq!(slow.status, "fail");
     assert!(
         slow.message.as_ref().unwrap().starts_with("slow:"),
@@ -661,7 +622,6 @@ async fn a_slow_pair_fails_and_isolation_finds_the_slow_node() {
 async fn ring_and_full_modes() {
     let dir = tempfile::tempdir().unwrap();
     let (nodes, names) = g6(4);
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
 
     let fake = Fake::new(nodes.clone(), script(&[]));
     let mut s = settings(dir.path(), &names);
@@ -690,7 +650,6 @@ async fn refused_pods_are_reported_from_the_jobs_events_without_waiting() {
     let fake = Fake::new(nodes, script(&[]));
     let refusal = "Error creating: pods \"netcheck-t1-g1-0-x\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"netcheck\" must not include \"IPC_LOCK\" in securityContext.capabilities.add)";
     fake.refuse_pods(refusal);
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut s = settings(dir.path(), &names);
     // The events are read after a tenth of the scheduling timeout.
     s.limits.schedule = Duration::from_secs(3);
@@ -719,7 +678,6 @@ async fn a_few_failed_pod_listings_do_not_end_the_run() {
     let (nodes, names) = g6(2);
     let fake = Fake::new(nodes, script(&[]));
     fake.fail_on(Method::GET, "/namespaces/bench/pods", 503, 3);
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     // The fake's pods only move when the pods are listed: limits long enough for the retries.
     let mut s = settings(dir.path(), &names);
     s.limits.schedule = Duration::from_secs(20);

@@ -5,35 +5,13 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use netcheck::launch::kube::manifest::{self, GroupSpec, RunSpec, Shm};
 use netcheck::launch::kube::names::{is_dns1123_label, is_label_value};
-use netcheck::launch::kube::nodes::{PodResources, default_tolerations, parse_toleration};
+use netcheck::launch::kube::nodes::{PodResources, parse_toleration};
 use proptest::prelude::*;
 
-use crate::util::{container_args, fixture};
+use crate::util::{container_args, fixture, run_spec};
 
 fn spec() -> RunSpec {
-    RunSpec {
-        run: "golden".into(),
-        namespace: "gpu-validation".into(),
-        image: "123456789012.dkr.ecr.us-west-2.amazonaws.com/netcheck:0.1.0".into(),
-        image_pull_policy: Some("IfNotPresent".into()),
-        port: 29400,
-        worker_args: vec![
-            "--ops".into(),
-            "all_gather,reduce_scatter".into(),
-            "--timeout".into(),
-            "5m".into(),
-        ],
-        fabric_check: None,
-        env: vec![("NCCL_DEBUG".into(), "INFO".into())],
-        tolerations: default_tolerations(),
-        strict_net: true,
-        ipc_lock: true,
-        shm: Shm::Memory { bytes: 16 << 30 },
-        deadline_secs: 1620,
-        ttl_secs: Some(600),
-        service_account: None,
-        image_opts: Default::default(),
-    }
+    run_spec()
 }
 
 fn p5_pair() -> GroupSpec {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use predicates::prelude::PredicateBooleanExt;
 
-use crate::util::{fixture, netcheck, results};
+use crate::util::{fixture, gate, netcheck, results};
 
 fn mkfifo(path: &Path) {
     let status = std::process::Command::new("mkfifo")
@@ -31,9 +31,7 @@ fn gate_junit_through_a_symlink_writes_the_target_and_keeps_the_link() {
     let link = dir.path().join("junit.xml");
     std::fs::write(&real, "stale").unwrap();
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--junit"])
         .arg(&link)
         .assert()
@@ -57,9 +55,7 @@ fn gate_prom_into_a_fifo_is_written_through() {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--prom"])
         .arg(&fifo)
         .timeout(std::time::Duration::from_secs(30))
@@ -79,9 +75,7 @@ fn gate_prom_into_a_fifo_is_written_through() {
 
 #[test]
 fn gate_json_to_dev_null_leaves_the_device_alone() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args([
             "--profile",
             "h200x2",
@@ -111,9 +105,7 @@ fn ingest_out_dev_full_reports_enospc_and_exits_2() {
 
 #[test]
 fn gate_markdown_to_dev_full_fails() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--markdown", "/dev/full"])
         .assert()
         .code(2)
@@ -143,9 +135,7 @@ fn ingest_out_dash_is_stdout_and_creates_no_file() {
 
 #[test]
 fn two_gate_outputs_on_stdout_are_a_usage_error() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--junit", "-", "--json", "-"])
         .assert()
         .code(2)
@@ -158,9 +148,7 @@ fn a_dangling_symlink_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("gate.json");
     std::os::unix::fs::symlink(dir.path().join("missing/dir/gate.json"), &link).unwrap();
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--json"])
         .arg(&link)
         .assert()
@@ -190,9 +178,7 @@ fn a_folder_output_cannot_be_stdout() {
 
 #[test]
 fn dev_stdout_is_written_through_and_stays_a_link() {
-    netcheck()
-        .arg("gate")
-        .arg(results("healthy.json"))
+    gate("healthy.json")
         .args(["--profile", "h200x2", "--junit", "/dev/stdout"])
         .assert()
         .code(0)

@@ -11,18 +11,8 @@ bin=${1:?path to a release netcheck binary}
 out=${2:?output directory}
 mkdir -p "$out"
 
-# name, timeout (s), command...: stdout+stderr into NAME.txt
-text() {
-  local name=$1 t=$2; shift 2
-  echo "== $name: $*" >&2
-  { echo "\$ $*"; timeout -s KILL "$t" "$@"; echo "exit=$?"; } > "$out/$name.txt" 2>&1
-}
-# name, timeout (s), command...: stdout (JSON) into NAME.json, stderr into NAME.err
-json() {
-  local name=$1 t=$2; shift 2
-  echo "== $name: $*" >&2
-  { echo "\$ $*"; timeout -s KILL "$t" "$@" > "$out/$name.json"; echo "exit=$?"; } 2> "$out/$name.err" >&2
-}
+# text NAME TIMEOUT CMD... and json NAME TIMEOUT CMD...: one command's output under $out.
+. "$(dirname "${BASH_SOURCE[0]}")/lib/record.sh"
 
 {
   date -u; uname -a; nproc

@@ -1,9 +1,8 @@
 //! All-gather: every rank contributes `count` elements; every rank receives all `count·n`.
 
-use cudarc::driver::sys::{CUdeviceptr, CUstream};
-use cudarc::nccl::sys::{self, ncclComm_t, ncclDataType_t, ncclResult_t};
+use cudarc::nccl::sys;
 
-use super::collective::{Collective, Counts};
+use super::collective::{Collective, Counts, Nccl};
 use super::dtype::pattern;
 
 pub struct AllGather;
@@ -27,32 +26,11 @@ impl Collective for AllGather {
         (rank as u64 * c.count, 0)
     }
 
-    fn redop(&self) -> Option<&'static str> {
-        None
-    }
-
     fn expected(&self, _rank: u32, _nranks: u32, c: &Counts, k: u64, signed: bool) -> i64 {
         pattern((k / c.count) as u32, k % c.count, signed)
     }
 
-    unsafe fn launch(
-        &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        c: &Counts,
-        dtype: ncclDataType_t,
-        comm: ncclComm_t,
-        stream: CUstream,
-    ) -> ncclResult_t {
-        unsafe {
-            sys::ncclAllGather(
-                send as _,
-                recv as _,
-                c.count as usize,
-                dtype,
-                comm,
-                stream as _,
-            )
-        }
+    fn nccl(&self) -> Nccl {
+        Nccl::Plain(sys::ncclAllGather)
     }
 }

@@ -1,9 +1,8 @@
 //! All-reduce (sum): every rank contributes and receives `count` elements.
 
-use cudarc::driver::sys::{CUdeviceptr, CUstream};
-use cudarc::nccl::sys::{self, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t};
+use cudarc::nccl::sys;
 
-use super::collective::{Collective, Counts, pattern_sum};
+use super::collective::{Collective, Counts, Nccl, pattern_sum};
 
 pub struct AllReduce;
 
@@ -30,25 +29,7 @@ impl Collective for AllReduce {
         pattern_sum(nranks, k, signed)
     }
 
-    unsafe fn launch(
-        &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        c: &Counts,
-        dtype: ncclDataType_t,
-        comm: ncclComm_t,
-        stream: CUstream,
-    ) -> ncclResult_t {
-        unsafe {
-            sys::ncclAllReduce(
-                send as _,
-                recv as _,
-                c.count as usize,
-                dtype,
-                ncclRedOp_t::ncclSum,
-                comm,
-                stream as _,
-            )
-        }
+    fn nccl(&self) -> Nccl {
+        Nccl::Sum(sys::ncclAllReduce)
     }
 }

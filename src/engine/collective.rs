@@ -3,8 +3,10 @@
 //! Buffers: the harness allocates `input` and `output` regions; out-of-place runs send from
 //! `input` and receive into `output`; in-place runs use `output` alone, at the offsets below.
 
-use cudarc::driver::sys::CUdeviceptr;
-use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclResult_t};
+use std::ffi::c_void;
+
+use cudarc::driver::sys::{CUdeviceptr, CUstream};
+use cudarc::nccl::sys::{cudaStream_t, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t};
 
 use super::{all_gather::AllGather, all_reduce::AllReduce, reduce_scatter::ReduceScatter};
 
@@ -30,9 +32,15 @@ pub trait Collective: Sync {
     /// Element offsets of (send, recv) inside the output region when run in place.
     fn in_place_offsets(&self, rank: u32, c: &Counts) -> (u64, u64);
 
-    /// nccl-tests' `redop` column.
+    /// The NCCL function that runs it.
+    fn nccl(&self) -> Nccl;
+
+    /// nccl-tests' `redop` column: `sum` for the reductions, none for a plain call.
     fn redop(&self) -> Option<&'static str> {
-        Some("sum")
+        match self.nccl() {
+            Nccl::Plain(_) => None,
+            Nccl::Sum(_) => Some("sum"),
+        }
     }
 
     /// The exact integer expected at receive element `k` on `rank`, for inputs filled with
@@ -50,8 +58,48 @@ pub trait Collective: Sync {
         c: &Counts,
         dtype: ncclDataType_t,
         comm: ncclComm_t,
-        stream: cudarc::driver::sys::CUstream,
-    ) -> ncclResult_t;
+        stream: CUstream,
+    ) -> ncclResult_t {
+        let (send, recv, count) = (send as *const c_void, recv as *mut c_void, c.count as usize);
+        let stream = stream as cudaStream_t;
+        // SAFETY: the caller's contract, passed on unchanged.
+        unsafe {
+            match self.nccl() {
+                Nccl::Plain(call) => call(send, recv, count, dtype, comm, stream),
+                Nccl::Sum(call) => {
+                    call(send, recv, count, dtype, ncclRedOp_t::ncclSum, comm, stream)
+                }
+            }
+        }
+    }
+}
+
+/// An NCCL collective call: `(send, recv, count, datatype, [op,] comm, stream)`.
+#[derive(Clone, Copy)]
+pub enum Nccl {
+    /// Without a reduction: `ncclAllGather`.
+    Plain(
+        unsafe fn(
+            *const c_void,
+            *mut c_void,
+            usize,
+            ncclDataType_t,
+            ncclComm_t,
+            cudaStream_t,
+        ) -> ncclResult_t,
+    ),
+    /// Summing: `ncclAllReduce`, `ncclReduceScatter`.
+    Sum(
+        unsafe fn(
+            *const c_void,
+            *mut c_void,
+            usize,
+            ncclDataType_t,
+            ncclRedOp_t,
+            ncclComm_t,
+            cudaStream_t,
+        ) -> ncclResult_t,
+    ),
 }
 
 /// Looks a collective up by its config name.
@@ -107,5 +155,16 @@ mod tests {
             "less than one element per rank"
         );
         assert!(by_name("broadcast").is_none());
+    }
+
+    #[test]
+    fn the_redop_column_is_sum_for_the_reductions_only() {
+        for (name, redop) in [
+            ("all_gather", None),
+            ("all_reduce", Some("sum")),
+            ("reduce_scatter", Some("sum")),
+        ] {
+            assert_eq!(by_name(name).unwrap().redop(), redop, "{name}");
+        }
     }
 }

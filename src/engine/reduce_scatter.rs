@@ -1,10 +1,9 @@
 //! Reduce-scatter (sum): every rank contributes `count·n` elements; rank `r` receives the sum
 //! of everyone's `r`-th block of `count`.
 
-use cudarc::driver::sys::{CUdeviceptr, CUstream};
-use cudarc::nccl::sys::{self, ncclComm_t, ncclDataType_t, ncclRedOp_t, ncclResult_t};
+use cudarc::nccl::sys;
 
-use super::collective::{Collective, Counts, pattern_sum};
+use super::collective::{Collective, Counts, Nccl, pattern_sum};
 
 pub struct ReduceScatter;
 
@@ -31,25 +30,7 @@ impl Collective for ReduceScatter {
         pattern_sum(nranks, rank as u64 * c.count + k, signed)
     }
 
-    unsafe fn launch(
-        &self,
-        send: CUdeviceptr,
-        recv: CUdeviceptr,
-        c: &Counts,
-        dtype: ncclDataType_t,
-        comm: ncclComm_t,
-        stream: CUstream,
-    ) -> ncclResult_t {
-        unsafe {
-            sys::ncclReduceScatter(
-                send as _,
-                recv as _,
-                c.count as usize,
-                dtype,
-                ncclRedOp_t::ncclSum,
-                comm,
-                stream as _,
-            )
-        }
+    fn nccl(&self) -> Nccl {
+        Nccl::Sum(sys::ncclReduceScatter)
     }
 }

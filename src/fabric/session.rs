@@ -177,8 +177,11 @@ fn spawn_responder(exe: &Path, addr: SocketAddr, opts: &Options) -> Result<Child
 /// Environment variable carrying `--token` (so it does not show in `ps`).
 pub const TOKEN_ENV: &str = "NETCHECK_FABRIC_TOKEN";
 
-/// Accepts one connection, waiting at most `timeout`.
-fn accept_within(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
+/// Accepts one connection, waiting at most `timeout` (`Error::Timeout` after it).
+pub(crate) fn accept_within(
+    listener: &TcpListener,
+    timeout: Duration,
+) -> Result<(TcpStream, SocketAddr)> {
     accept_until(listener, timeout, "nobody connected", 20, || None)
 }
 
@@ -219,7 +222,7 @@ fn accept_until(
             Ok((stream, peer)) => {
                 stream
                     .set_nonblocking(false)
-                    .map_err(|e| Error::infra(format!("socket: {e}")))?;
+                    .map_err(|e| Error::infra(format!("socket from {peer}: {e}")))?;
                 return Ok((stream, peer));
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}

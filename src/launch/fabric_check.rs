@@ -20,7 +20,7 @@ use crate::fabric::Libfabric;
 use crate::fabric::endpoint::Selection;
 use crate::fabric::pingpong::Plan;
 use crate::fabric::report::FabricReport;
-use crate::fabric::session::{self, Driver, Options};
+use crate::fabric::session::{self, Driver, Options, accept_within};
 
 /// The line a non-zero node prints with its report (`netcheck.fabric.v1` JSON).
 pub const FABRIC_PREFIX: &str = "NETCHECK_FABRIC ";
@@ -175,7 +175,7 @@ fn serve(lib: Arc<Libfabric>, check: &FabricCheck, opts: &Options, port: u16) ->
     );
     let mut peers = Vec::new();
     while peers.len() < wanted {
-        let (stream, from) = accept(&listener, check.timeout).map_err(|e| match e {
+        let (stream, from) = accept_within(&listener, check.timeout).map_err(|e| match e {
             Error::Timeout { .. } => Error::Timeout {
                 what: format!(
                     "{} of {wanted} node(s) came for the fabric check within {:?}",
@@ -218,30 +218,6 @@ fn serve(lib: Arc<Libfabric>, check: &FabricCheck, opts: &Options, port: u16) ->
         plan: opts.plan.clone(),
         peers,
     })
-}
-
-/// The next connection within `timeout`.
-fn accept(listener: &TcpListener, timeout: Duration) -> Result<(TcpStream, SocketAddr)> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match listener.accept() {
-            Ok((stream, from)) => {
-                stream
-                    .set_nonblocking(false)
-                    .map_err(|e| Error::infra(format!("socket from {from}: {e}")))?;
-                return Ok((stream, from));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(Error::infra(format!("accept: {e}"))),
-        }
-        if Instant::now() > deadline {
-            return Err(Error::Timeout {
-                what: "no node connected".into(),
-                hint: None,
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Connects to node 0, retrying until `timeout` while it is not up yet, and while its name

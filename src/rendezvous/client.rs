@@ -2,13 +2,14 @@
 //! send heartbeats from the background while the caller drives the GPU.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::protocol::{self, FrameError, Message, PROTOCOL};
+use super::shared::{self, runtime};
 use super::{Group, HEARTBEAT_INTERVAL, RdzvError, backoff};
 
 pub struct Client {
@@ -20,16 +21,19 @@ pub struct Client {
     unique_id: [u8; 128],
 }
 
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-}
+type Shared = shared::Shared<State>;
 
 #[derive(Default)]
 struct State {
     released: HashSet<u64>,
     failure: Option<String>,
     closing: bool,
+}
+
+impl shared::State for State {
+    fn failure(&self) -> Option<&String> {
+        self.failure.as_ref()
+    }
 }
 
 impl Client {
@@ -43,11 +47,7 @@ impl Client {
         host: &str,
         deadline: Instant,
     ) -> Result<Client, RdzvError> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("netcheck-rdzv")
-            .enable_all()
-            .build()
+        let rt = runtime()
             .map_err(|e| RdzvError::Failed(format!("cannot start the rendezvous runtime: {e}")))?;
         let start = Instant::now();
         let (stream, welcome) = rt.block_on(async {
@@ -84,10 +84,7 @@ impl Client {
             }
         })?;
 
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            changed: Condvar::new(),
-        });
+        let shared = Shared::new();
         let (rd, mut wr) = stream.into_split();
         let (tx, mut rx) = mpsc::unbounded_channel::<Message>();
         rt.spawn(async move {
@@ -221,30 +218,12 @@ impl Group for Client {
     }
 
     fn barrier(&self, seq: u64, deadline: Instant) -> Result<(), RdzvError> {
-        let start = Instant::now();
         let _ = self.tx.send(Message::Arrive { barrier: seq });
-        let mut st = self.shared.state.lock().unwrap();
-        loop {
-            if let Some(f) = &st.failure {
-                return Err(RdzvError::Failed(f.clone()));
-            }
-            if st.released.remove(&seq) {
-                return Ok(());
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(RdzvError::Timeout {
-                    waiting_for: format!("the other ranks at barrier {seq}"),
-                    waited: now - start,
-                });
-            }
-            st = self
-                .shared
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap()
-                .0;
-        }
+        self.shared.wait_until(
+            deadline,
+            |st| st.released.remove(&seq),
+            |_| format!("the other ranks at barrier {seq}"),
+        )
     }
 
     fn gather(

@@ -9,6 +9,7 @@
 mod client;
 mod protocol;
 mod server;
+mod shared;
 
 use std::time::{Duration, Instant};
 

@@ -3,13 +3,14 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use super::protocol::{self, FrameError, Message, PROTOCOL};
+use super::shared::{self, runtime};
 use super::{Group, HEARTBEAT_TIMEOUT, RdzvError};
 
 pub struct Server {
@@ -20,10 +21,7 @@ pub struct Server {
     unique_id: [u8; 128],
 }
 
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-}
+type Shared = shared::Shared<State>;
 
 #[derive(Default)]
 struct State {
@@ -32,6 +30,12 @@ struct State {
     gathers: HashMap<u64, HashMap<u32, serde_json::Value>>,
     failure: Option<String>,
     said_bye: HashSet<u32>,
+}
+
+impl shared::State for State {
+    fn failure(&self) -> Option<&String> {
+        self.failure.as_ref()
+    }
 }
 
 struct Peer {
@@ -64,11 +68,7 @@ impl Server {
         token: String,
         unique_id: [u8; 128],
     ) -> std::io::Result<Server> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("netcheck-rdzv")
-            .enable_all()
-            .build()?;
+        let rt = runtime()?;
         let listener = rt.block_on(async {
             let socket = tokio::net::TcpSocket::new_v4()?;
             socket.set_reuseaddr(true)?;
@@ -76,10 +76,7 @@ impl Server {
             socket.listen(256)
         })?;
         let local_addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            changed: Condvar::new(),
-        });
+        let shared = Shared::new();
         rt.spawn(accept_loop(
             listener,
             shared.clone(),
@@ -104,7 +101,7 @@ impl Server {
     /// Blocks until all `world_size − 1` peers joined.
     pub fn wait_joined(&self, deadline: Instant) -> Result<(), RdzvError> {
         let need = self.world_size as usize - 1;
-        self.wait_until(
+        self.shared.wait_until(
             deadline,
             |st| st.peers.len() >= need,
             |st| {
@@ -125,37 +122,6 @@ impl Server {
         v.sort();
         v
     }
-
-    fn wait_until(
-        &self,
-        deadline: Instant,
-        done: impl Fn(&State) -> bool,
-        describe: impl Fn(&State) -> String,
-    ) -> Result<(), RdzvError> {
-        let start = Instant::now();
-        let mut st = self.shared.state.lock().unwrap();
-        loop {
-            if let Some(f) = &st.failure {
-                return Err(RdzvError::Failed(f.clone()));
-            }
-            if done(&st) {
-                return Ok(());
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(RdzvError::Timeout {
-                    waiting_for: describe(&st),
-                    waited: now - start,
-                });
-            }
-            st = self
-                .shared
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap()
-                .0;
-        }
-    }
 }
 
 impl Group for Server {
@@ -171,7 +137,7 @@ impl Group for Server {
 
     fn barrier(&self, seq: u64, deadline: Instant) -> Result<(), RdzvError> {
         let n = self.world_size;
-        self.wait_until(
+        self.shared.wait_until(
             deadline,
             |st| {
                 // A world of one has no peer to wait for.
@@ -198,7 +164,7 @@ impl Group for Server {
         deadline: Instant,
     ) -> Result<Option<Vec<serde_json::Value>>, RdzvError> {
         let n = self.world_size;
-        self.wait_until(
+        self.shared.wait_until(
             deadline,
             |st| st.gathers.get(&seq).map_or(0, |g| g.len()) as u32 >= n - 1,
             |st| {
@@ -228,7 +194,7 @@ impl Group for Server {
         // Give peers a moment to say goodbye so their exit is not mistaken for a crash.
         let deadline = Instant::now() + Duration::from_secs(5);
         let need = self.world_size as usize - 1;
-        let _ = self.wait_until(
+        let _ = self.shared.wait_until(
             deadline,
             |st| st.said_bye.len() >= need,
             |_| "goodbyes".into(),

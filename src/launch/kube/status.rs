@@ -427,6 +427,18 @@ mod tests {
         }
     }
 
+    /// Rank 0 (`a`) and rank 1 (`b`) in these phases.
+    fn pair(a: PodPhase, b: PodPhase) -> [PodView; 2] {
+        [view("a", 0, a), view("b", 1, b)]
+    }
+
+    fn starting(reason: &str, message: &str) -> PodPhase {
+        PodPhase::Starting {
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+
     fn exited(code: i32) -> PodPhase {
         PodPhase::Exited {
             code,
@@ -445,12 +457,9 @@ mod tests {
     fn finishes_when_every_pod_exited() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let running = [
-            view("a", 0, PodPhase::Running),
-            view("b", 1, PodPhase::Running),
-        ];
+        let running = pair(PodPhase::Running, PodPhase::Running);
         assert_eq!(t.update(&running, t0, &LIMITS), None);
-        let done = [view("a", 0, exited(0)), view("b", 1, exited(0))];
+        let done = pair(exited(0), exited(0));
         assert_eq!(
             t.update(&done, t0 + Duration::from_secs(5), &LIMITS),
             Some(Finish::Exited)
@@ -461,7 +470,7 @@ mod tests {
     fn a_failed_pod_waits_briefly_for_its_peer() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let half = [view("a", 0, PodPhase::Running), view("b", 1, exited(1))];
+        let half = pair(PodPhase::Running, exited(1));
         assert_eq!(t.update(&half, t0, &LIMITS), None);
         assert_eq!(
             t.update(&half, t0 + Duration::from_secs(11), &LIMITS),
@@ -477,17 +486,12 @@ mod tests {
     fn unscheduled_pods_get_the_scheduling_timeout() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let pending = [
-            view(
-                "a",
-                0,
-                PodPhase::Unscheduled {
-                    message: "0/3 nodes are available: 1 Insufficient vpc.amazonaws.com/efa."
-                        .into(),
-                },
-            ),
-            view("b", 1, PodPhase::Running),
-        ];
+        let pending = pair(
+            PodPhase::Unscheduled {
+                message: "0/3 nodes are available: 1 Insufficient vpc.amazonaws.com/efa.".into(),
+            },
+            PodPhase::Running,
+        );
         assert_eq!(
             t.update(&pending, t0 + Duration::from_secs(59), &LIMITS),
             None
@@ -507,10 +511,7 @@ mod tests {
         let pods = [view(
             "a",
             0,
-            PodPhase::Starting {
-                reason: "ImagePullBackOff".into(),
-                message: "Back-off pulling image \"x\"".into(),
-            },
+            starting("ImagePullBackOff", "Back-off pulling image \"x\""),
         )];
         assert!(matches!(
             t.update(&pods, Instant::now(), &LIMITS),
@@ -522,10 +523,7 @@ mod tests {
     fn running_too_long_is_a_timeout() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let running = [
-            view("a", 0, PodPhase::Running),
-            view("b", 1, PodPhase::Running),
-        ];
+        let running = pair(PodPhase::Running, PodPhase::Running);
         assert_eq!(
             t.update(&running, t0 + Duration::from_secs(30), &LIMITS),
             None
@@ -540,10 +538,7 @@ mod tests {
     fn a_vanished_pod_breaks_the_group() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let running = [
-            view("a", 0, PodPhase::Running),
-            view("b", 1, PodPhase::Running),
-        ];
+        let running = pair(PodPhase::Running, PodPhase::Running);
         t.update(&running, t0, &LIMITS);
         assert!(matches!(
             t.update(&running[..1], t0, &LIMITS),
@@ -577,17 +572,9 @@ mod tests {
         // A peer bound to its node but not started yet gets the grace to start: a node that
         // fails fast is still judged with its peer.
         let mut t = Tracker::new(2, t0);
-        let starting = view(
-            "b",
-            1,
-            PodPhase::Starting {
-                reason: "ContainerCreating".into(),
-                message: String::new(),
-            },
-        );
-        let half = [view("a", 0, exited(1)), starting.clone()];
+        let half = pair(exited(1), starting("ContainerCreating", ""));
         assert_eq!(t.update(&half, t0, &LIMITS), None);
-        let both = [view("a", 0, exited(1)), view("b", 1, PodPhase::Running)];
+        let both = pair(exited(1), PodPhase::Running);
         assert_eq!(t.update(&both, t0 + Duration::from_secs(1), &LIMITS), None);
         assert_eq!(
             t.update(&both[..1], t0 + Duration::from_secs(2), &LIMITS),
@@ -607,17 +594,10 @@ mod tests {
     fn a_pod_that_never_starts_is_not_a_hang() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let pods = [
-            view("a", 0, PodPhase::Running),
-            view(
-                "b",
-                1,
-                PodPhase::Starting {
-                    reason: "ContainerCreating".into(),
-                    message: "MountVolume.SetUp failed".into(),
-                },
-            ),
-        ];
+        let pods = pair(
+            PodPhase::Running,
+            starting("ContainerCreating", "MountVolume.SetUp failed"),
+        );
         assert_eq!(
             t.update(&pods, t0 + Duration::from_secs(159), &LIMITS),
             None
@@ -646,10 +626,7 @@ mod tests {
     fn a_vanished_pod_is_named_with_its_node() {
         let t0 = Instant::now();
         let mut t = Tracker::new(2, t0);
-        let running = [
-            view("a", 0, PodPhase::Running),
-            view("b", 1, PodPhase::Running),
-        ];
+        let running = pair(PodPhase::Running, PodPhase::Running);
         t.update(&running, t0, &LIMITS);
         match t.update(&running[..1], t0, &LIMITS) {
             Some(Finish::Broken { pod, message }) => {

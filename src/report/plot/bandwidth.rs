@@ -5,7 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{self, LegendEntry, Mark, font, log2, size_tick};
+use super::style::{self, LegendEntry, Mark, log2};
 use super::{DrawResult, PlotKind};
 use crate::report::Document;
 use crate::report::model::{Series, plot_series, series_of, size_label};
@@ -25,14 +25,7 @@ where
     let curves = curves(doc);
     let config = doc.effective_config();
     let ops: Vec<&str> = curves.iter().map(|c| c.series.op.as_str()).collect();
-    let baseline: Vec<Series> = doc
-        .baseline
-        .as_ref()
-        .map(|b| series_of(&b.record))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
-        .collect();
+    let baseline = baseline_series(doc, &ops);
     let references: Vec<_> = config
         .iter()
         .flat_map(|c| c.references.iter())
@@ -77,24 +70,15 @@ where
         * 1.08;
 
     let gbs_label = style::gbs_tick(y_max);
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(PlotKind::Bandwidth.title(doc), font(24))
-        .margin(16)
-        .x_label_area_size(56)
-        .y_label_area_size(72)
-        .build_cartesian_2d(x_axis.clone(), 0f64..y_max)?;
-    chart
-        .configure_mesh()
-        .x_labels(x_axis.ticks.len())
-        .x_label_formatter(&size_tick)
-        .y_label_formatter(&gbs_label)
-        .x_desc("message size (bytes, log₂ scale)")
-        .y_desc("bus bandwidth (GB/s)")
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .light_line_style(WHITE)
-        .draw()?;
+    let mut chart = style::size_chart(
+        &chart_area,
+        &PlotKind::Bandwidth.title(doc),
+        &x_axis,
+        0f64..y_max,
+        72,
+        "bus bandwidth (GB/s)",
+        &gbs_label,
+    )?;
     let mut legend = Vec::new();
 
     let tolerance = doc.tolerance_pct / 100.0;
@@ -114,12 +98,7 @@ where
             band,
             style::BASELINE.mix(0.18),
         )))?;
-        chart.draw_series(DashedLineSeries::new(
-            pts,
-            3,
-            4,
-            style::BASELINE.stroke_width(2),
-        ))?;
+        style::draw_baseline(&mut chart, pts)?;
     }
     if let Some(b) = &doc.baseline
         && !baseline.is_empty()
@@ -252,6 +231,17 @@ pub(super) const REFERENCE_COLORS: [RGBColor; 5] = [
     RGBColor(110, 50, 140),
     RGBColor(160, 110, 0),
 ];
+
+/// The baseline's out-of-place series of the plotted ops (none without a baseline).
+pub(super) fn baseline_series(doc: &Document, ops: &[&str]) -> Vec<Series> {
+    doc.baseline
+        .as_ref()
+        .map(|b| series_of(&b.record))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
+        .collect()
+}
 
 /// The runs' curves with colours: one colour per run × op × dtype, shared by both placements.
 pub(super) fn curves(doc: &Document) -> Vec<Curve> {

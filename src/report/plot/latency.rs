@@ -5,11 +5,11 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::bandwidth::curves;
-use super::style::{self, LegendEntry, Mark, font, log2, size_tick, time_tick};
+use super::bandwidth::{baseline_series, curves};
+use super::style::{self, LegendEntry, Mark, log2, time_tick};
 use super::{DrawResult, PlotKind};
 use crate::report::Document;
-use crate::report::model::{SeriesPoint, series_of};
+use crate::report::model::SeriesPoint;
 
 /// The central time of a point: p50 when recorded, else the mean.
 fn center(p: &SeriesPoint) -> Option<f64> {
@@ -28,14 +28,7 @@ where
         .filter(|c| !c.series.in_place || !has_out_of_place(&c.series.op))
         .collect();
     let ops: Vec<&str> = curves.iter().map(|c| c.series.op.as_str()).collect();
-    let baseline: Vec<_> = doc
-        .baseline
-        .as_ref()
-        .map(|b| series_of(&b.record))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|s| !s.in_place && ops.contains(&s.op.as_str()))
-        .collect();
+    let baseline = baseline_series(doc, &ops);
     let config = doc.effective_config();
     let thresholds = style::thresholds(config.as_ref(), &ops, |t| t.max_latency_us);
 
@@ -59,24 +52,15 @@ where
             .flat_map(|c| c.series.points.iter().map(|p| p.bytes)),
     );
 
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(PlotKind::Latency.title(doc), font(24))
-        .margin(16)
-        .x_label_area_size(56)
-        .y_label_area_size(80)
-        .build_cartesian_2d(x_axis.clone(), (lo..hi).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_labels(x_axis.ticks.len())
-        .x_label_formatter(&size_tick)
-        .y_label_formatter(&time_tick)
-        .x_desc("message size (bytes, log₂ scale)")
-        .y_desc("time per operation (log scale)")
-        .axis_desc_style(font(16))
-        .label_style(font(14))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .light_line_style(WHITE)
-        .draw()?;
+    let mut chart = style::size_chart(
+        &chart_area,
+        &PlotKind::Latency.title(doc),
+        &x_axis,
+        (lo..hi).log_scale(),
+        80,
+        "time per operation (log scale)",
+        &time_tick,
+    )?;
     let mut legend = Vec::new();
 
     for s in &baseline {
@@ -86,12 +70,7 @@ where
             .filter(|p| p.bytes > 0)
             .filter_map(|p| Some((log2(p.bytes), center(p)?)))
             .collect();
-        chart.draw_series(DashedLineSeries::new(
-            pts,
-            3,
-            4,
-            style::BASELINE.stroke_width(2),
-        ))?;
+        style::draw_baseline(&mut chart, pts)?;
     }
     if let (Some(b), false) = (&doc.baseline, baseline.is_empty()) {
         legend.push(LegendEntry::new(

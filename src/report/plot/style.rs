@@ -3,7 +3,7 @@
 use std::ops::Range;
 
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::ranged1d::{AsRangedCoord, DefaultFormatting, KeyPointHint, ValueFormatter};
 use plotters::prelude::*;
 
 use super::{DrawResult, WIDTH};
@@ -239,6 +239,64 @@ impl Ranged for SizeAxis {
     fn range(&self) -> Range<f64> {
         self.range.clone()
     }
+}
+
+/// A chart whose x axis is the message size.
+pub type SizeChart<'a, DB, Y> = ChartContext<'a, DB, Cartesian2d<SizeAxis, Y>>;
+
+/// A chart over message sizes, as the bandwidth and latency plots draw it: the caption, the
+/// size axis below, `y` at the left (`y_desc`, in a label area `y_label_area` wide, labelled by
+/// `y_tick`) and the grey mesh.
+pub fn size_chart<'a, DB, Y>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    x_axis: &SizeAxis,
+    y: Y,
+    y_label_area: u32,
+    y_desc: &str,
+    y_tick: &dyn Fn(&f64) -> String,
+) -> Result<SizeChart<'a, DB, Y::CoordDescType>, Box<dyn std::error::Error>>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, font(24))
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(y_label_area)
+        .build_cartesian_2d(x_axis.clone(), y)?;
+    chart
+        .configure_mesh()
+        .x_labels(x_axis.ticks.len())
+        .x_label_formatter(&size_tick)
+        .y_label_formatter(y_tick)
+        .x_desc("message size (bytes, log₂ scale)")
+        .y_desc(y_desc)
+        .axis_desc_style(font(16))
+        .label_style(font(14))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(WHITE)
+        .draw()?;
+    Ok(chart)
+}
+
+/// A baseline's curve: dashed, in the baseline's colour.
+pub fn draw_baseline<DB, Y>(chart: &mut SizeChart<'_, DB, Y>, points: Vec<(f64, f64)>) -> DrawResult
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    Y: Ranged<ValueType = f64>,
+{
+    chart.draw_series(DashedLineSeries::new(
+        points,
+        3,
+        4,
+        BASELINE.stroke_width(2),
+    ))?;
+    Ok(())
 }
 
 /// The axis for these sizes: padded a little, labelled at most 11 times, every k-th multiple
