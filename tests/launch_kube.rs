@@ -94,7 +94,7 @@ fn launch_cmd(
     if !extra.contains(&"--image") {
         cmd.args(["--image", IMAGE]);
     }
-    if !extra.contains(&"--nodes") {
+    if !extra.contains(&"--nodes") && !extra.contains(&"--selector") {
         cmd.args(["--selector", &ns.selector()]);
     }
     cmd
@@ -1685,4 +1685,125 @@ async fn an_untested_node_is_not_a_pass() {
         "{run}"
     );
     assert_nothing_left(&ns, &run).await;
+}
+
+/// Selectors the API server accepts and refuses, to hold `selector::check` to it.
+const SELECTORS: &[&str] = &[
+    "",
+    "a",
+    "!a",
+    "a=b",
+    "a==b",
+    "a!=b",
+    "a=",
+    "a==",
+    " a = b ",
+    "a in (b, c)",
+    "a notin (b)",
+    "a in ()",
+    "a in (,)",
+    "a in (b,,c)",
+    "a in (in)",
+    "in=notin",
+    "a>1",
+    "a<10",
+    "a,b=c,!d",
+    "node.kubernetes.io/instance-type=p5.48xlarge",
+    "example.com/Key_1.x=V-1",
+    "a=b=c",
+    "!!",
+    "a in (b",
+    "a,",
+    ",a",
+    "a b",
+    "a in b",
+    "!a=b",
+    "a>b",
+    "a>",
+    "a>=1",
+    "-a=b",
+    "a/b/c",
+    "/a",
+    "Example.com/a",
+    "a/",
+    "a=-b",
+    "a in (b c)",
+    "a=(b)",
+    "a=b,,c",
+    "a=ü",
+];
+
+/// Issue 24 item 8: a malformed `--selector` is the user's input: exit 2 naming the flag,
+/// refused before any request is sent (before, the API server's 400 came after 18 requests:
+/// access reviews, the GPU count, the node list). `analyze --kube -l` likewise. The local
+/// check agrees with the real API server on every selector of `SELECTORS`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_selector_is_exit_2_before_any_request() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("selector").await;
+    ns.add_nodes(&p5_nodes(2)).await;
+    let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(ns.client.clone());
+    for &selector in SELECTORS {
+        let server = match nodes
+            .list(&kube::api::ListParams::default().labels(selector))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 400 => Err(s.message),
+            Err(e) => panic!("{selector:?}: {e}"),
+        };
+        let local = netcheck::launch::kube::selector::check(selector);
+        assert_eq!(
+            local.is_ok(),
+            server.is_ok(),
+            "{selector:?}: here {local:?}, the API server {server:?}"
+        );
+    }
+    let kubeconfig = launcher_identity(&ns, "launcher", None).await;
+    for selector in ["a=b=c", "!!"] {
+        let run = launch(&ns, &kubeconfig, &["--selector", selector]).await;
+        assert_eq!(run.code, Some(2), "{run}");
+        assert!(
+            run.stderr.contains(&format!(
+                "--selector `{selector}` is not a valid label selector"
+            )),
+            "{run}"
+        );
+        let out = tokio::process::Command::new(netcheck_bin())
+            .args(["analyze", "--kube", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["-n", &ns.name, "-l", selector])
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "--selector `{selector}` is not a valid label selector"
+            )),
+            "{stderr}"
+        );
+    }
+    let sent = cluster.requests_by(&ns.name, "launcher");
+    assert!(sent.is_empty(), "requests sent: {sent:?}");
+    // Should one get past the check, the API server's 400 is still the user's input (exit 2),
+    // for nodes (launch) and pods (analyze).
+    let client = netcheck::launch::kube::KubeClient::new(ns.client.clone(), &ns.name);
+    let refused = [
+        client.nodes("a=b=c").await.map(|_| ()).unwrap_err(),
+        client
+            .list_pods(Some("a=b=c"))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    ];
+    for e in refused {
+        assert_eq!(e.exit_code(), 2, "{e}");
+        assert!(
+            e.to_string()
+                .contains("--selector `a=b=c` is not a valid label selector: the API server says"),
+            "{e}"
+        );
+    }
 }

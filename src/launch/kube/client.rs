@@ -518,12 +518,10 @@ impl KubeClient {
     }
 }
 
-/// A label selector the API server cannot parse: the user's input (exit 2).
+/// A label selector the API server cannot parse (one `selector::check` let through): the
+/// user's input (exit 2).
 fn bad_selector(selector: &str, said: &str) -> Error {
-    Error::Usage {
-        message: format!("`{selector}` is not a valid label selector: {said}"),
-        hint: Some("write it as kubectl does: key=value, key!=value, key in (a,b), key".into()),
-    }
+    super::selector::invalid(selector, &format!("the API server says: {said}"))
 }
 
 /// A namespaced object kind the client creates, lists and deletes (every namespaced
