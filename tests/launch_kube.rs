@@ -1410,6 +1410,62 @@ async fn a_taken_run_id_is_refused_and_the_running_run_is_untouched() {
     assert_nothing_left(&ns, &first).await;
 }
 
+/// Issue 24 item 4, at create time: a ConfigMap named as the run's anchor that the check
+/// before create does not see (it lists the run label; this one carries none: a user's own,
+/// or one whose labels were edited) makes the anchor's create fail with 409, the path a launch
+/// racing another with the same id takes. The launch exits 2 naming the run id and the
+/// ConfigMap, and deletes nothing it did not create: the ConfigMap keeps its UID, the audit log
+/// shows no delete, and no object of the run is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_anchor_name_taken_at_create_time_is_refused_and_left_alone() {
+    let Some(cluster) = cluster() else { return };
+    let ns = cluster.namespace("created").await;
+    ns.add_nodes(&p5_nodes(2)).await;
+    let _pods = ns.run_pods(all_pass);
+    cluster.apply(
+        &serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "netcheck-taken1", "namespace": ns.name,
+                         "labels": {"app": "someone-else"}},
+            "data": {"owner": "someone else"}})
+        .to_string(),
+    );
+    let uid = |cluster: &crate::kube_env::Cluster| {
+        let out = cluster
+            .kubectl()
+            .args(["get", "configmap", "netcheck-taken1", "-n", &ns.name])
+            .args(["-o", "jsonpath={.metadata.uid}"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let before = uid(cluster);
+    assert!(!before.is_empty());
+    let kubeconfig = launcher_identity(&ns, "launcher", None).await;
+    let run = launch(&ns, &kubeconfig, &["--run-id", "taken1"]).await;
+    assert_eq!(run.code, Some(2), "{run}");
+    assert!(
+        run.stderr.contains("run id `taken1` is taken in namespace"),
+        "{run}"
+    );
+    assert!(
+        run.stderr
+            .contains("is there, and is not a netcheck run's (no netcheck.io/run label)"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("ConfigMap netcheck-taken1 (created "),
+        "{run}"
+    );
+    assert_eq!(uid(cluster), before, "the ConfigMap was replaced\n{run}");
+    let deletes: Vec<_> = cluster
+        .requests_by(&ns.name, "launcher")
+        .into_iter()
+        .filter(|(verb, _)| verb == "delete")
+        .collect();
+    assert!(deletes.is_empty(), "deleted: {deletes:?}\n{run}");
+    assert_nothing_left(&ns, &run).await;
+}
+
 /// How a node changes between round 1 and round 2 (issue 24 item 3).
 #[derive(Debug, Clone, Copy)]
 enum NodeChange {

@@ -333,6 +333,20 @@ impl KubeClient {
             .map_err(|e| self.error(&format!("cannot list {kind}s matching `{selector}`"), e))
     }
 
+    /// The object of one kind with this name, if any, through `list` (a field selector on the
+    /// name): the launcher's role may list ConfigMaps but not get them.
+    pub async fn named<K>(&self, name: &str) -> Result<Option<K>>
+    where
+        K: Namespaced,
+    {
+        let kind = K::kind(&Default::default()).to_string();
+        self.api::<K>()
+            .list(&ListParams::default().fields(&format!("metadata.name={name}")))
+            .await
+            .map(|l| l.items.into_iter().next())
+            .map_err(|e| self.error(&format!("cannot list {kind} `{name}`"), e))
+    }
+
     pub async fn pods(&self, selector: &str) -> Result<Vec<Pod>> {
         self.api::<Pod>()
             .list(&ListParams::default().labels(selector))
