@@ -923,6 +923,8 @@ async fn sixty_four_nodes() {
         requests.len()
     );
     assert!(!requests.is_empty());
+    // One round: the nodes are read once (preflight), not again after the last round.
+    assert_eq!(by_kind.get("list nodes"), Some(&1), "{by_kind:?}");
 }
 
 /// Scenario 4: the other modes. `full`: one Indexed Job over a whole pool (one node-affinity

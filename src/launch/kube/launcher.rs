@@ -344,8 +344,9 @@ async fn run(
     let mut rounds = 0;
     loop {
         // What changed since the last round: a node deleted, cordoned, NotReady or newly
-        // tainted is not paired again.
-        if rounds > 0 {
+        // tainted is not paired again. Only when a round follows: after the last one there is
+        // nothing to keep it out of.
+        if rounds > 0 && planner.has_next_round() {
             for (node, why) in recheck(client, settings, &preflight.eligible, &withdrawn).await? {
                 say(
                     settings,
