@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use netcheck::results::RunRecord;
 use serde_json::Value;
 
-use crate::kube_env::{Act, FakeNode, PodCtx, TestNs, cluster};
+use crate::kube_env::{Act, Cluster, FakeNode, PodCtx, TestNs, cluster};
 use crate::util::{self, fixture};
 
 const IMAGE: &str = "registry.example.com/netcheck:test";
@@ -35,6 +35,18 @@ impl Launched {
         let text = std::fs::read_to_string(self.out.join("results.json"))
             .unwrap_or_else(|e| panic!("results.json: {e}\n{}", self.stderr));
         serde_json::from_str(&text).unwrap()
+    }
+
+    /// The pairs of results.json that `node` was in.
+    fn pairs_with(&self, node: &str) -> Vec<Value> {
+        let results = self.results();
+        results["pairs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no pairs: {results}"))
+            .iter()
+            .filter(|p| p["nodes"].as_array().unwrap().iter().any(|n| n == node))
+            .cloned()
+            .collect()
     }
 
     /// The verdict column of the node's line on stdout.
@@ -285,22 +297,7 @@ async fn dry_run_output_passes_server_side_validation() {
                 "{yaml}"
             );
         }
-        let mut apply = cluster
-            .kubectl()
-            .args(["apply", "--dry-run=server", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        apply
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(yaml.as_bytes())
-            .unwrap();
-        let applied = apply.wait_with_output().unwrap();
+        let applied = cluster.kubectl_input(["apply", "--dry-run=server", "-f", "-"], &yaml);
         let said = String::from_utf8_lossy(&applied.stdout);
         assert!(
             applied.status.success(),
@@ -533,13 +530,20 @@ async fn preflight_names_every_bad_node_of_a_mixed_pool() {
 /// The failing node's pods exit 1 with a wrong-results line; their peers wait for NCCL until
 /// the Job controller stops them.
 fn bad_node(bad: String) -> impl Fn(&PodCtx) -> Act + Send + Sync + 'static {
+    bad_node_after(bad, Duration::from_millis(300))
+}
+
+/// As `bad_node`, the failing pods exiting `after` they start.
+fn bad_node_after(bad: String, after: Duration) -> impl Fn(&PodCtx) -> Act + Send + Sync + 'static {
     move |ctx| {
         if ctx.node == bad {
-            Act::exit(
-                1,
-                "NCCL INFO Using network AWS Libfabric\n\
-                 error: all_gather 1G: 2097152 wrong elements (rank 5)\n",
-            )
+            Act::Exit {
+                code: 1,
+                log: "NCCL INFO Using network AWS Libfabric\n\
+                      error: all_gather 1G: 2097152 wrong elements (rank 5)\n"
+                    .into(),
+                after,
+            }
         } else if ctx.group.contains(&bad) {
             Act::Hang {
                 log: "NCCL INFO Using network AWS Libfabric\n".into(),
@@ -758,11 +762,7 @@ async fn sigint_mid_round_leaves_nothing() {
     let child = launch_cmd(&ns, &cluster.kubeconfig, &dir.path().join("out"), &[])
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while pods.seen().len() < 4 {
-        assert!(Instant::now() < deadline, "the pods never ran");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    pods.wait_for(4, "the pods never ran").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     // SAFETY: signalling the child this test started.
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
@@ -797,22 +797,7 @@ async fn keep_keeps_the_objects_and_says_how_to_remove_them() {
             "{kind} not kept: {left:?}"
         );
     }
-    let how = run
-        .stderr
-        .lines()
-        .find_map(|l| {
-            l.split_once("remove them with: ")
-                .map(|(_, c)| c.to_string())
-        })
-        .unwrap_or_else(|| panic!("no removal command\n{run}"));
-    let words: Vec<&str> = how.split_whitespace().collect();
-    assert_eq!(words[0], "kubectl");
-    let out = cluster.kubectl().args(&words[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    remove_as_printed(cluster, &run);
     let deadline = Instant::now() + Duration::from_secs(30);
     while !ns.labelled("netcheck.io/run=kept1").await.is_empty() {
         assert!(
@@ -969,17 +954,12 @@ async fn full_and_ring_modes_on_the_real_scheduler() {
 async fn pod_security_baseline_refuses_ipc_lock_and_no_ipc_lock_runs() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("psa").await;
-    let out = cluster
-        .kubectl()
-        .args(["label", "namespace", &ns.name])
-        .arg("pod-security.kubernetes.io/enforce=baseline")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cluster.kubectl_ok([
+        "label",
+        "namespace",
+        &ns.name,
+        "pod-security.kubernetes.io/enforce=baseline",
+    ]);
     ns.add_nodes(&p5_nodes(2)).await;
     let _pods = ns.run_pods(all_pass);
     let run = launch(&ns, &cluster.kubeconfig, &["--schedule-timeout", "60s"]).await;
@@ -1003,21 +983,35 @@ async fn pod_security_baseline_refuses_ipc_lock_and_no_ipc_lock_runs() {
     assert_nothing_left(&ns, &run).await;
 }
 
+/// Runs the `kubectl delete …` line a `--keep` run printed (`remove them with: …`), which must
+/// succeed.
+fn remove_as_printed(cluster: &Cluster, run: &Launched) {
+    let how = run
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("remove them with: ")
+                .map(|(_, c)| c.to_string())
+        })
+        .unwrap_or_else(|| panic!("no removal command\n{run}"));
+    let words: Vec<&str> = how.split_whitespace().collect();
+    assert_eq!(words[0], "kubectl", "{how}");
+    cluster.kubectl_ok(&words[1..]);
+}
+
 /// The pods of a kept run, as the API server stores them.
 fn kept_pods(ns: &TestNs, run: &str) -> Vec<Value> {
-    let out = ns
-        .cluster
-        .kubectl()
-        .args(["get", "pods", "-n", &ns.name, "-o", "json", "-l"])
-        .arg(format!("netcheck.io/run={run}"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = ns.cluster.kubectl_ok([
+        "get",
+        "pods",
+        "-n",
+        &ns.name,
+        "-o",
+        "json",
+        "-l",
+        &format!("netcheck.io/run={run}"),
+    ]);
+    let list: Value = serde_json::from_str(&out).unwrap();
     list["items"].as_array().unwrap().clone()
 }
 
@@ -1041,17 +1035,12 @@ fn strs(v: &Value) -> Vec<&str> {
 async fn an_injected_non_root_pod_passes_restricted_pod_security() {
     let Some(cluster) = cluster() else { return };
     let ns = cluster.namespace("inject").await;
-    let out = cluster
-        .kubectl()
-        .args(["label", "namespace", &ns.name])
-        .arg("pod-security.kubernetes.io/enforce=restricted")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cluster.kubectl_ok([
+        "label",
+        "namespace",
+        &ns.name,
+        "pod-security.kubernetes.io/enforce=restricted",
+    ]);
     // A real docker-registry Secret (the API server checks its .dockerconfigjson).
     let auth = r#"{"auths":{"registry.example.com":{"auth":"dXNlcjpwYXNz"}}}"#;
     cluster.apply(
@@ -1161,21 +1150,7 @@ async fn an_injected_non_root_pod_passes_restricted_pod_security() {
             "{host}"
         );
     }
-    let how = run
-        .stderr
-        .lines()
-        .find_map(|l| {
-            l.split_once("remove them with: ")
-                .map(|(_, c)| c.to_string())
-        })
-        .unwrap_or_else(|| panic!("no removal command\n{run}"));
-    let words: Vec<&str> = how.split_whitespace().collect();
-    let out = cluster.kubectl().args(&words[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    remove_as_printed(cluster, &run);
 }
 
 /// Issue 23: each node's pod records the digest its kubelet pulled; when the nodes of a run
@@ -1276,17 +1251,13 @@ async fn a_peer_that_never_ran_is_not_a_failure_of_the_node_that_did() {
     let (bad, hogged, partner) = (nodes[2].clone(), nodes[1].clone(), nodes[3].clone());
     let taken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (bad_s, hog_s, taken_s) = (bad.clone(), hogged.clone(), taken.clone());
+    // The failing pair slow enough for the GPUs to be taken before round 2.
+    let failing = bad_node_after(bad.clone(), Duration::from_secs(3));
     let pods = ns.run_pods(move |ctx: &PodCtx| {
-        if ctx.node == bad_s {
-            // Slow enough for the GPUs to be taken before round 2.
-            Act::Exit {
-                code: 1,
-                log: "NCCL INFO Using network AWS Libfabric\n\
-                      error: all_gather 1G: 2097152 wrong elements (rank 5)\n"
-                    .into(),
-                after: Duration::from_secs(3),
-            }
-        } else if taken_s.load(std::sync::atomic::Ordering::SeqCst) && ctx.group.contains(&hog_s) {
+        if ctx.node != bad_s
+            && taken_s.load(std::sync::atomic::Ordering::SeqCst)
+            && ctx.group.contains(&hog_s)
+        {
             // Rank 0 waits for a peer that is never scheduled, then its worker gives up.
             Act::Exit {
                 code: 124,
@@ -1295,20 +1266,12 @@ async fn a_peer_that_never_ran_is_not_a_failure_of_the_node_that_did() {
                     .into(),
                 after: Duration::from_secs(2),
             }
-        } else if ctx.group.contains(&bad_s) {
-            Act::Hang {
-                log: "NCCL INFO Using network AWS Libfabric\n".into(),
-            }
         } else {
-            all_pass(ctx)
+            failing(ctx)
         }
     });
     let hog = async {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while pods.seen().len() < 4 {
-            assert!(Instant::now() < deadline, "round 1 never ran");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        pods.wait_for(4, "round 1 never ran").await;
         cluster.apply(&gpu_hog(&other.name, "training", &hogged));
         taken.store(true, std::sync::atomic::Ordering::SeqCst);
     };
@@ -1323,20 +1286,12 @@ async fn a_peer_that_never_ran_is_not_a_failure_of_the_node_that_did() {
     assert!(run.stderr.contains("was never scheduled"), "{run}");
     assert!(run.stderr.contains("Insufficient nvidia.com/gpu"), "{run}");
     assert!(run.stderr.contains("neither node is blamed"), "{run}");
-    let results = run.results();
-    let never = results["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["status"] == "unschedulable")
-        .unwrap_or_else(|| panic!("no unschedulable pair: {results}"));
-    let members: Vec<&str> = never["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
-    assert!(members.contains(&hogged.as_str()), "{never}");
+    assert!(
+        run.pairs_with(&hogged)
+            .iter()
+            .any(|p| p["status"] == "unschedulable"),
+        "no unschedulable pair with {hogged}\n{run}"
+    );
     assert_nothing_left(&ns, &run).await;
 }
 
@@ -1387,11 +1342,7 @@ async fn a_taken_run_id_is_refused_and_the_running_run_is_untouched() {
         }
     });
     let second = async {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while pods.seen().len() < 2 {
-            assert!(Instant::now() < deadline, "the first run's pods never ran");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        pods.wait_for(2, "the first run's pods never ran").await;
         let run = launch(&ns, &cluster.kubeconfig, &["--run-id", "same1"]).await;
         assert_eq!(run.code, Some(2), "{run}");
         assert!(run.stderr.contains("run id `same1` is taken"), "{run}");
@@ -1431,16 +1382,18 @@ async fn an_anchor_name_taken_at_create_time_is_refused_and_left_alone() {
             "data": {"owner": "someone else"}})
         .to_string(),
     );
-    let uid = |cluster: &crate::kube_env::Cluster| {
-        let out = cluster
-            .kubectl()
-            .args(["get", "configmap", "netcheck-taken1", "-n", &ns.name])
-            .args(["-o", "jsonpath={.metadata.uid}"])
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
+    let uid = || {
+        cluster.kubectl_ok([
+            "get",
+            "configmap",
+            "netcheck-taken1",
+            "-n",
+            &ns.name,
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ])
     };
-    let before = uid(cluster);
+    let before = uid();
     assert!(!before.is_empty());
     let kubeconfig = launcher_identity(&ns, "launcher", None).await;
     let run = launch(&ns, &kubeconfig, &["--run-id", "taken1"]).await;
@@ -1458,7 +1411,7 @@ async fn an_anchor_name_taken_at_create_time_is_refused_and_left_alone() {
         run.stderr.contains("ConfigMap netcheck-taken1 (created "),
         "{run}"
     );
-    assert_eq!(uid(cluster), before, "the ConfigMap was replaced\n{run}");
+    assert_eq!(uid(), before, "the ConfigMap was replaced\n{run}");
     let deletes: Vec<_> = cluster
         .requests_by(&ns.name, "launcher")
         .into_iter()
@@ -1546,40 +1499,12 @@ async fn a_node_that_changed_after_round_1_is_not_paired_again(change: NodeChang
     let ns = cluster.namespace("recheck").await;
     let nodes = ns.add_nodes(&p5_nodes(4)).await;
     let (bad, changed) = (nodes[2].clone(), nodes[1].clone());
-    let bad_s = bad.clone();
-    let pods = ns.run_pods(move |ctx: &PodCtx| {
-        if ctx.node == bad_s {
-            Act::Exit {
-                code: 1,
-                log: "error: all_gather 1G: 2097152 wrong elements (rank 5)\n".into(),
-                after: Duration::from_secs(4),
-            }
-        } else if ctx.group.contains(&bad_s) {
-            Act::Hang {
-                log: "NCCL INFO Using network AWS Libfabric\n".into(),
-            }
-        } else {
-            all_pass(ctx)
-        }
-    });
+    let pods = ns.run_pods(bad_node_after(bad.clone(), Duration::from_secs(4)));
     let act = async {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while pods.seen().len() < 4 {
-            assert!(Instant::now() < deadline, "round 1 never ran");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        pods.wait_for(4, "round 1 never ran").await;
         // Its round-1 pair has passed by now (0.3 s); the failing pair takes 4 s.
         tokio::time::sleep(Duration::from_millis(1500)).await;
-        let out = cluster
-            .kubectl()
-            .args(change.kubectl_args(&changed))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{change:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        cluster.kubectl_ok(change.kubectl_args(&changed));
     };
     let run = launch_while(&ns, &cluster.kubeconfig, &[], act).await;
     let line = format!(
@@ -1592,22 +1517,11 @@ async fn a_node_that_changed_after_round_1_is_not_paired_again(change: NodeChang
     );
     assert_eq!(run.code, Some(1), "{change:?}\n{run}");
     assert_eq!(run.verdict(&bad), "fail", "{change:?}\n{run}");
-    let results = run.results();
-    let with_changed = results["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|p| {
-            p["nodes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|n| n == changed.as_str())
-        })
-        .count();
+    let with_changed = run.pairs_with(&changed);
     assert_eq!(
-        with_changed, 1,
-        "{change:?}: paired again after it changed: {results}"
+        with_changed.len(),
+        1,
+        "{change:?}: paired again after it changed: {with_changed:?}\n{run}"
     );
     assert!(
         run.elapsed < Duration::from_secs(60),
@@ -1618,12 +1532,9 @@ async fn a_node_that_changed_after_round_1_is_not_paired_again(change: NodeChang
         // Nothing put Ready back (kwok's node stage never matches; the node lifecycle
         // controller only marks a node Unknown after --node-monitor-grace-period), and the
         // controller tainted it not-ready: the line above names the state, not the taint.
-        let out = cluster
-            .kubectl()
-            .args(["get", "node", &changed, "-o", "json"])
-            .output()
-            .unwrap();
-        let node: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let node: Value =
+            serde_json::from_str(&cluster.kubectl_ok(["get", "node", &changed, "-o", "json"]))
+                .unwrap();
         let ready = node["status"]["conditions"]
             .as_array()
             .unwrap()
