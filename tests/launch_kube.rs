@@ -1717,6 +1717,9 @@ const SELECTORS: &[&str] = &[
     "a=b c=d",
     "a<-1",
     "a>01",
+    // A prefix part longer than a DNS label (63), which the API server accepts.
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx.example.com/a=b",
+    "a.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/b",
 ];
 
 /// Issue 24 item 8: a malformed `--selector` is the user's input: exit 2 naming the flag,

@@ -21,7 +21,7 @@
 //! `in`/`notin` are keywords only where an operator is expected. The empty selector selects
 //! everything.
 
-use super::names::{is_dns1123_subdomain, is_label_value};
+use super::names::is_label_value;
 use crate::error::Error;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,13 +311,28 @@ impl Parser {
     }
 }
 
+/// A DNS-1123 subdomain as apimachinery checks one (`IsDNS1123Subdomain`): 1–253 characters,
+/// dot-separated parts of `a-z0-9-`, each alphanumeric at both ends. Its pattern puts no limit
+/// on a part's length (a name's own parts are limited elsewhere; a key's prefix is not).
+fn is_subdomain(s: &str) -> bool {
+    (1..=253).contains(&s.len())
+        && s.split('.').all(|part| {
+            let b = part.as_bytes();
+            !b.is_empty()
+                && b.iter()
+                    .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                && b[0] != b'-'
+                && b[b.len() - 1] != b'-'
+        })
+}
+
 /// `[prefix/]name`: the prefix a DNS-1123 subdomain, the name 1–63 label characters.
 fn check_key(key: &str) -> Result<(), String> {
     let bad = |why: &str| Err(format!("invalid label key '{key}': {why}"));
     let name = match key.split('/').collect::<Vec<_>>()[..] {
         [name] => name,
         [prefix, name] => {
-            if prefix.is_empty() || !is_dns1123_subdomain(prefix) {
+            if !is_subdomain(prefix) {
                 return bad("the prefix before '/' must be a DNS subdomain (e.g. example.com)");
             }
             name
