@@ -1426,6 +1426,8 @@ async fn an_anchor_name_taken_at_create_time_is_refused_and_left_alone() {
 enum NodeChange {
     /// `kubectl delete node`.
     Deleted,
+    /// `kubectl delete node`, the run naming its nodes (`--nodes`): read by name, not listed.
+    DeletedByName,
     /// `kubectl cordon`.
     Cordoned,
     /// `kubectl taint node X example.com/maintenance=true:NoSchedule`.
@@ -1448,7 +1450,7 @@ impl NodeChange {
             "message": NOT_READY_MESSAGE, "lastHeartbeatTime": now, "lastTransitionTime": now,
         }]}});
         let args: Vec<String> = match self {
-            NodeChange::Deleted => vec![
+            NodeChange::Deleted | NodeChange::DeletedByName => vec![
                 "delete".into(),
                 "node".into(),
                 node.into(),
@@ -1478,6 +1480,7 @@ impl NodeChange {
     fn how(self, node: &str) -> String {
         match self {
             NodeChange::Deleted => "deleted (or no longer matches the selector)".into(),
+            NodeChange::DeletedByName => "deleted".into(),
             NodeChange::Cordoned => format!("cordoned (run `kubectl uncordon {node}` to test it)"),
             NodeChange::Tainted => "tainted example.com/maintenance=true:NoSchedule (add \
                  `--toleration example.com/maintenance=true:NoSchedule` to test it)"
@@ -1506,7 +1509,12 @@ async fn a_node_that_changed_after_round_1_is_not_paired_again(change: NodeChang
         tokio::time::sleep(Duration::from_millis(1500)).await;
         cluster.kubectl_ok(change.kubectl_args(&changed));
     };
-    let run = launch_while(&ns, &cluster.kubeconfig, &[], act).await;
+    let all = nodes.join(",");
+    let by_name: &[&str] = match change {
+        NodeChange::DeletedByName => &["--nodes", &all],
+        _ => &[],
+    };
+    let run = launch_while(&ns, &cluster.kubeconfig, by_name, act).await;
     let line = format!(
         "node {changed} changed since round 1: {}; not paired again",
         change.how(&changed)
@@ -1557,6 +1565,11 @@ async fn a_node_that_changed_after_round_1_is_not_paired_again(change: NodeChang
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_deleted_after_round_1_is_not_paired_again() {
     a_node_that_changed_after_round_1_is_not_paired_again(NodeChange::Deleted).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_named_in_nodes_and_deleted_after_round_1_is_not_paired_again() {
+    a_node_that_changed_after_round_1_is_not_paired_again(NodeChange::DeletedByName).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
