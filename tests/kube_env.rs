@@ -688,11 +688,15 @@ impl Cluster {
             .collect()
     }
 
-    /// `kubectl apply -f -` of `yaml`; panics with kubectl's words if refused.
-    pub fn apply(&self, yaml: &str) {
+    /// `kubectl ARGS` (admin) with `input` on its stdin.
+    pub fn kubectl_input<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = S>,
+        input: &str,
+    ) -> std::process::Output {
         let mut child = self
             .kubectl()
-            .args(["apply", "-f", "-"])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -702,9 +706,31 @@ impl Cluster {
             .stdin
             .take()
             .unwrap()
-            .write_all(yaml.as_bytes())
+            .write_all(input.as_bytes())
             .unwrap();
-        let out = child.wait_with_output().unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// `kubectl ARGS` (admin), which must succeed: its stdout. Panics with the command and
+    /// kubectl's words.
+    pub fn kubectl_ok<S: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: impl IntoIterator<Item = S>,
+    ) -> String {
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let out = self.kubectl().args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `kubectl apply -f -` of `yaml`; panics with kubectl's words if refused.
+    pub fn apply(&self, yaml: &str) {
+        let out = self.kubectl_input(["apply", "-f", "-"], yaml);
         assert!(
             out.status.success(),
             "kubectl apply: {}\n{yaml}",
@@ -920,46 +946,19 @@ impl TestNs {
 
     /// A kubeconfig with a fresh token (TokenRequest) for an existing service account.
     pub async fn token_kubeconfig(&self, sa: &str) -> PathBuf {
-        let out = self
-            .cluster
-            .kubectl()
-            .args(["create", "token", sa, "-n", &self.name, "--duration=2h"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl create token: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let token = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        let out =
+            self.cluster
+                .kubectl_ok(["create", "token", sa, "-n", &self.name, "--duration=2h"]);
+        let token = out.trim().to_string();
         self.cluster
             .kubeconfig_for(&format!("{}-{sa}", self.name), &token, &self.name)
     }
 
     /// Every object in the namespace carrying `selector`, as `kind/name`.
     pub async fn labelled(&self, selector: &str) -> Vec<String> {
-        let out = self
-            .cluster
-            .kubectl()
-            .args([
-                "get",
-                "configmap,secret,job,service,pod",
-                "-n",
-                &self.name,
-                "-l",
-                selector,
-                "-o",
-                "name",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .unwrap()
+        let kinds = "configmap,secret,job,service,pod";
+        self.cluster
+            .kubectl_ok(["get", kinds, "-n", &self.name, "-l", selector, "-o", "name"])
             .lines()
             .map(str::to_string)
             .collect()
@@ -1152,6 +1151,16 @@ impl Pods {
     /// Every pod played so far.
     pub fn seen(&self) -> Vec<PodCtx> {
         self.seen.lock().unwrap().clone()
+    }
+
+    /// Waits until `n` pods have been played (at most 60 s, else panics saying `what` never
+    /// happened).
+    pub async fn wait_for(&self, n: usize, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.seen().len() < n {
+            assert!(Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 

@@ -252,6 +252,52 @@ fn an_unreachable_api_server_is_exit_4_and_a_wrong_context_exit_3() {
     assert!(err.contains("kubectl config get-contexts"), "{err}");
 }
 
+/// A malformed selector is refused before the cluster is asked (issue 24 item 8): exit 2,
+/// naming the flag, with an API server that does not answer (before: exit 4, "cannot reach").
+/// For `launch --selector`, `check --kube --selector` and `analyze --kube -l`.
+#[test]
+fn a_malformed_selector_is_exit_2_before_the_cluster_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(dir.path(), "http://127.0.0.1:1", "fake");
+    let config = config.to_str().unwrap();
+    for selector in ["a=b=c", "!!", "a in (b", "x/y/z=1"] {
+        let commands: [&[&str]; 3] = [
+            &[
+                "launch",
+                "--image",
+                "x",
+                "--kubeconfig",
+                config,
+                "--selector",
+                selector,
+            ],
+            &[
+                "check",
+                "--kube",
+                "--image",
+                "x",
+                "--kubeconfig",
+                config,
+                "--selector",
+                selector,
+            ],
+            &["analyze", "--kube", "--kubeconfig", config, "-l", selector],
+        ];
+        for args in commands {
+            let out = netcheck().args(args).output().unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "--selector `{selector}` is not a valid label selector"
+                )),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("cannot reach"), "{args:?}: {err}");
+        }
+    }
+}
+
 fn rank0_log() -> String {
     let record = std::fs::read_to_string(fixture("kube/worker-result.json")).unwrap();
     let compact: Value = serde_json::from_str(&record).unwrap();
@@ -336,8 +382,9 @@ fn a_run_against_the_api_server_names_the_bad_node_and_cleans_up() {
     assert_eq!(fake.left(), Vec::<String>::new());
 }
 
-#[test]
-fn sigint_mid_run_deletes_everything_and_exits_130() {
+/// Ctrl-C (SIGINT) or SIGTERM mid-run: everything deleted, exit 130 (docs/launch.md: one
+/// code for an interruption, so SIGTERM is not 143).
+fn interrupted_mid_run_deletes_everything_and_exits_130(signal: i32) {
     let dir = tempfile::tempdir().unwrap();
     let fake = Fake::new(four_nodes(), |_: &PodCtx| Behavior::Hang {
         log: "NCCL INFO Init START\n".into(),
@@ -351,7 +398,7 @@ fn sigint_mid_run_deletes_everything_and_exits_130() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the pods run, then press Ctrl-C.
+    // Wait until the pods run, then interrupt.
     let start = Instant::now();
     while !fake.requests().iter().any(|r| r.contains("/log")) {
         assert!(
@@ -362,12 +409,22 @@ fn sigint_mid_run_deletes_everything_and_exits_130() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(!fake.left().is_empty());
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().unwrap();
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(out.status.code(), Some(130), "signal {signal}: {err}");
     assert!(err.contains("interrupted"), "{err}");
     assert_eq!(fake.left(), Vec::<String>::new());
+}
+
+#[test]
+fn sigint_mid_run_deletes_everything_and_exits_130() {
+    interrupted_mid_run_deletes_everything_and_exits_130(libc::SIGINT);
+}
+
+#[test]
+fn sigterm_mid_run_deletes_everything_and_exits_130() {
+    interrupted_mid_run_deletes_everything_and_exits_130(libc::SIGTERM);
 }
 
 /// The command line each pod runs is one `netcheck run` accepts: it gets past argument parsing

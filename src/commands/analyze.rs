@@ -255,6 +255,9 @@ fn run_kube(args: Args, expect: Option<Transport>) -> Result<Outcome> {
             ),
         });
     }
+    if let Some(selector) = &args.selector {
+        crate::launch::kube::selector::check_flag(selector)?;
+    }
     let opts = LogOptions {
         container: args.container.clone(),
         since: args

@@ -283,7 +283,10 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
             }
             Selection::Nodes(unique)
         }
-        (None, Some(selector)) => Selection::Selector(selector.clone()),
+        (None, Some(selector)) => {
+            kube::selector::check_flag(selector)?;
+            Selection::Selector(selector.clone())
+        }
         _ => {
             return Err(usage(
                 "say which nodes to test",

@@ -198,6 +198,7 @@ enum State {
     Inconclusive,
 }
 
+#[derive(Clone)]
 struct PoolState {
     name: String,
     nodes: Vec<String>,
@@ -245,6 +246,7 @@ impl PoolState {
     }
 }
 
+#[derive(Clone)]
 pub struct Planner {
     mode: Mode,
     pools: Vec<PoolState>,
@@ -303,6 +305,12 @@ impl Planner {
         if let Some(&(p, i)) = self.index.get(node) {
             self.pools[p].withdrawn[i] = Some(why.to_string());
         }
+    }
+
+    /// Whether another round follows (what `next_round` would give, without taking it): the
+    /// launcher reads the nodes again only then.
+    pub fn has_next_round(&self) -> bool {
+        self.clone().next_round().is_some()
     }
 
     /// The next groups to run, or `None` when the plan is complete. Call `record` for every
@@ -715,5 +723,37 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
     for i in (1..items.len()).rev() {
         let j = (next() % (i as u64 + 1)) as usize;
         items.swap(i, j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `has_next_round` says what `next_round` will give, and takes nothing: all pass in
+    /// round 1, no round follows; a failure in round 1, an isolation round follows.
+    #[test]
+    fn has_next_round_peeks_without_taking() {
+        for (fail, more) in [(false, false), (true, true)] {
+            let pool = Pool {
+                name: "p".into(),
+                nodes: (0..4).map(|i| format!("n{i}")).collect(),
+            };
+            let mut planner = Planner::new(Mode::Pairs, vec![pool], None);
+            assert!(planner.has_next_round());
+            let round = planner.next_round().unwrap();
+            assert_eq!(round.number, 1);
+            for (k, g) in round.groups.iter().enumerate() {
+                let outcome = if fail && k == 0 {
+                    Outcome::Fail
+                } else {
+                    Outcome::Pass
+                };
+                planner.record(g, outcome);
+            }
+            assert_eq!(planner.has_next_round(), more, "fail {fail}");
+            assert_eq!(planner.has_next_round(), more, "asked twice");
+            assert_eq!(planner.next_round().map(|r| r.number), more.then_some(2));
+        }
     }
 }

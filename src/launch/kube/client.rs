@@ -333,6 +333,20 @@ impl KubeClient {
             .map_err(|e| self.error(&format!("cannot list {kind}s matching `{selector}`"), e))
     }
 
+    /// The object of one kind with this name, if any, through `list` (a field selector on the
+    /// name): the launcher's role may list ConfigMaps but not get them.
+    pub async fn named<K>(&self, name: &str) -> Result<Option<K>>
+    where
+        K: Namespaced,
+    {
+        let kind = K::kind(&Default::default()).to_string();
+        self.api::<K>()
+            .list(&ListParams::default().fields(&format!("metadata.name={name}")))
+            .await
+            .map(|l| l.items.into_iter().next())
+            .map_err(|e| self.error(&format!("cannot list {kind} `{name}`"), e))
+    }
+
     pub async fn pods(&self, selector: &str) -> Result<Vec<Pod>> {
         self.api::<Pod>()
             .list(&ListParams::default().labels(selector))
@@ -518,12 +532,10 @@ impl KubeClient {
     }
 }
 
-/// A label selector the API server cannot parse: the user's input (exit 2).
+/// A label selector the API server cannot parse (one `selector::check` let through): the
+/// user's input (exit 2).
 fn bad_selector(selector: &str, said: &str) -> Error {
-    Error::Usage {
-        message: format!("`{selector}` is not a valid label selector: {said}"),
-        hint: Some("write it as kubectl does: key=value, key!=value, key in (a,b), key".into()),
-    }
+    super::selector::invalid(selector, &format!("the API server says: {said}"))
 }
 
 /// A namespaced object kind the client creates, lists and deletes (every namespaced

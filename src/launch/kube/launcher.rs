@@ -308,7 +308,27 @@ async fn run(
         Err(e) if e.to_string().contains("already exists") => {
             shared.created.store(false, Ordering::SeqCst);
             refuse_taken_run_id(client, &spec.run).await?;
-            return Err(e);
+            // No run carries the id, yet a ConfigMap has the anchor's name (one without the
+            // run label, made by someone else): the id is taken all the same.
+            let name = names::anchor(&spec.run);
+            return Err(match client.named::<ConfigMap>(&name).await? {
+                Some(other) => Error::Usage {
+                    message: format!(
+                        "run id `{}` is taken in namespace `{}`: ConfigMap {name} (created {}) \
+                         is there, and is not a netcheck run's (no {} label); it is left as it is",
+                        spec.run,
+                        client.namespace(),
+                        other
+                            .metadata
+                            .creation_timestamp
+                            .as_ref()
+                            .map_or_else(|| "at an unknown time".into(), |t| t.0.to_string()),
+                        names::RUN_LABEL,
+                    ),
+                    hint: Some("pick another --run-id (or none, for a fresh one)".into()),
+                },
+                None => e,
+            });
         }
         Err(e) => return Err(e),
     };
@@ -324,8 +344,9 @@ async fn run(
     let mut rounds = 0;
     loop {
         // What changed since the last round: a node deleted, cordoned, NotReady or newly
-        // tainted is not paired again.
-        if rounds > 0 {
+        // tainted is not paired again. Only when a round follows: after the last one there is
+        // nothing to keep it out of.
+        if rounds > 0 && planner.has_next_round() {
             for (node, why) in recheck(client, settings, &preflight.eligible, &withdrawn).await? {
                 say(
                     settings,

@@ -3,7 +3,8 @@
 //!
 //! Data flows through the files in this order:
 //! - `nodes`: preflight from Node objects (allocatable GPUs, EFA, huge pages; cordons, taints).
-//! - `names` and `manifest`: the objects of a run, built by pure functions.
+//! - `names` and `manifest`: the objects of a run, built by pure functions; `selector`: label
+//!   selectors checked as the API server parses them.
 //! - `client`: the one type that talks to the API server.
 //! - `status`: where each pod is, and when a group is finished.
 //! - `logs`: `analyze --kube`, the logs of pods that run already (not the launcher's).
@@ -19,6 +20,7 @@ pub mod logs;
 pub mod manifest;
 pub mod names;
 pub mod nodes;
+pub mod selector;
 pub mod status;
 mod watch;
 

@@ -304,13 +304,16 @@ fn schedulability_problems(node: &Node, tolerations: &[Toleration]) -> Vec<Strin
         .unwrap_or_default();
     match conditions.iter().find(|c| c.type_ == "Ready") {
         Some(c) if c.status == "True" => {}
+        // The kubelet's reason is nearly always `KubeletNotReady`: its message says what.
         Some(c) => out.push(format!(
             "not Ready (Ready is {}{})",
             c.status,
-            c.reason
-                .as_deref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
+            [c.reason.as_deref(), c.message.as_deref()]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .map(|s| format!(": {s}"))
+                .collect::<String>()
         )),
         None => out.push("not Ready (no Ready condition)".into()),
     }
@@ -522,6 +525,31 @@ mod tests {
         assert_eq!(parse_quantity("lots"), None);
         assert_eq!(format_quantity(5120 << 20), "5Gi");
         assert_eq!(format_quantity(21122 << 20), "21122Mi");
+    }
+
+    /// A NotReady node is named with its Ready condition's reason and message: the reason
+    /// alone (`KubeletNotReady`) does not say what is wrong.
+    #[test]
+    fn not_ready_says_the_kubelets_reason_and_message() {
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "n"},
+            "status": {"conditions": [{"type": "Ready", "status": "False",
+                "reason": "KubeletNotReady", "message": "PLEG is not healthy"}]},
+        }))
+        .unwrap();
+        assert_eq!(
+            node_problems(&node, &[]),
+            ["not Ready (Ready is False: KubeletNotReady: PLEG is not healthy)"]
+        );
+        let unknown: Node = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "n"},
+            "status": {"conditions": [{"type": "Ready", "status": "Unknown", "message": ""}]},
+        }))
+        .unwrap();
+        assert_eq!(
+            node_problems(&unknown, &[]),
+            ["not Ready (Ready is Unknown)"]
+        );
     }
 
     /// What a real control plane does to a NotReady or cordoned node (the node lifecycle
