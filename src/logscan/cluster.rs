@@ -846,6 +846,23 @@ mod tests {
         }
     }
 
+    /// Ranks 0 and 1 on hosts `w-0` and `w-1`, NCCL 2.28.9: (transport, network) each.
+    fn w0_w1(first: (Transport, &str), second: (Transport, &str)) -> Vec<RankSummary> {
+        vec![
+            rank(0, "w-0", first.0, first.1, "2.28.9"),
+            rank(1, "w-1", second.0, second.1, "2.28.9"),
+        ]
+    }
+
+    /// Pods `w-0` on n1 and `w-1` on `second_node`, asking for `efa` devices each, on nodes
+    /// with `node_efa`, 50 NCCL lines each.
+    fn w0_w1_pods(second_node: &str, efa: [u64; 2], node_efa: u64) -> Vec<PodFacts> {
+        vec![
+            pod("w-0", "n1", efa[0], node_efa, 50),
+            pod("w-1", second_node, efa[1], node_efa, 50),
+        ]
+    }
+
     fn pod(name: &str, node: &str, efa: u64, node_efa: u64, nccl_lines: u64) -> PodFacts {
         PodFacts {
             pod: name.into(),
@@ -878,16 +895,10 @@ mod tests {
     fn socket_in_a_pod_without_an_efa_request_on_an_efa_node_fails_and_names_the_request() {
         let a = analysis(
             Transport::Socket,
-            vec![
-                rank(0, "w-0", Transport::Socket, "Socket", "2.28.9"),
-                rank(1, "w-1", Transport::Socket, "Socket", "2.28.9"),
-            ],
+            w0_w1((Transport::Socket, "Socket"), (Transport::Socket, "Socket")),
             vec![],
         );
-        let c = apply(
-            a,
-            vec![pod("w-0", "n1", 0, 32, 50), pod("w-1", "n2", 0, 32, 50)],
-        );
+        let c = apply(a, w0_w1_pods("n2", [0, 0], 32));
         assert_eq!(ids(&c), vec![("efa-not-requested", Severity::Error)]);
         let f = &c.analysis.findings[0];
         assert!(
@@ -908,11 +919,8 @@ mod tests {
 
     #[test]
     fn socket_on_nodes_without_efa_is_no_missing_request_unless_efa_was_expected() {
-        let ranks = vec![
-            rank(0, "w-0", Transport::Socket, "Socket", "2.28.9"),
-            rank(1, "w-1", Transport::Socket, "Socket", "2.28.9"),
-        ];
-        let pods = vec![pod("w-0", "n1", 0, 0, 50), pod("w-1", "n2", 0, 0, 50)];
+        let ranks = w0_w1((Transport::Socket, "Socket"), (Transport::Socket, "Socket"));
+        let pods = w0_w1_pods("n2", [0, 0], 0);
         let c = apply(
             analysis(Transport::Socket, ranks.clone(), vec![]),
             pods.clone(),
@@ -935,10 +943,7 @@ mod tests {
     fn one_pod_on_efa_and_another_on_sockets_is_an_error_naming_both() {
         let a = analysis(
             Transport::Socket,
-            vec![
-                rank(0, "w-0", Transport::Efa, "Libfabric", "2.28.9"),
-                rank(1, "w-1", Transport::Socket, "Socket", "2.28.9"),
-            ],
+            w0_w1((Transport::Efa, "Libfabric"), (Transport::Socket, "Socket")),
             vec![finding(
                 "mixed-transports",
                 Severity::Warn,
@@ -946,10 +951,7 @@ mod tests {
                 vec![],
             )],
         );
-        let c = apply(
-            a,
-            vec![pod("w-0", "n1", 32, 32, 50), pod("w-1", "n2", 0, 32, 50)],
-        );
+        let c = apply(a, w0_w1_pods("n2", [32, 0], 32));
         let mixed = c
             .analysis
             .findings
@@ -985,10 +987,7 @@ mod tests {
             ],
             vec![],
         );
-        let c = apply(
-            a,
-            vec![pod("w-0", "n1", 32, 32, 50), pod("w-1", "n2", 32, 32, 50)],
-        );
+        let c = apply(a, w0_w1_pods("n2", [32, 32], 32));
         assert_eq!(ids(&c), vec![("mixed-nccl-versions", Severity::Warn)]);
         let m = &c.analysis.findings[0].message;
         assert!(
@@ -1008,16 +1007,10 @@ mod tests {
     fn two_pods_on_one_node_are_one_node() {
         let a = analysis(
             Transport::Socket,
-            vec![
-                rank(0, "w-0", Transport::Socket, "Socket", "2.28.9"),
-                rank(1, "w-1", Transport::Socket, "Socket", "2.28.9"),
-            ],
+            w0_w1((Transport::Socket, "Socket"), (Transport::Socket, "Socket")),
             vec![],
         );
-        let c = apply(
-            a,
-            vec![pod("w-0", "n1", 0, 0, 50), pod("w-1", "n1", 0, 0, 50)],
-        );
+        let c = apply(a, w0_w1_pods("n1", [0, 0], 0));
         assert_eq!(c.analysis.nodes, Some(1));
         assert_eq!(c.cluster_nodes, vec!["n1".to_string()]);
         assert_eq!(ids(&c), vec![("pods-share-node", Severity::Warn)]);
@@ -1030,7 +1023,7 @@ mod tests {
             ],
             vec![],
         );
-        let mut pods = vec![pod("w-0", "n1", 0, 0, 50), pod("w-1", "n1", 0, 0, 50)];
+        let mut pods = w0_w1_pods("n1", [0, 0], 0);
         for p in &mut pods {
             p.hostname = "n1".into();
         }
@@ -1089,10 +1082,7 @@ mod tests {
     fn a_head_whose_log_carries_its_workers_lines_is_not_a_node_of_the_job() {
         let a = analysis(
             Transport::Efa,
-            vec![
-                rank(0, "w-0", Transport::Efa, "Libfabric", "2.28.9"),
-                rank(1, "w-1", Transport::Efa, "Libfabric", "2.28.9"),
-            ],
+            w0_w1((Transport::Efa, "Libfabric"), (Transport::Efa, "Libfabric")),
             vec![],
         );
         // The head shares node n1 with a worker: no pods-share-node, it holds no rank.

@@ -74,33 +74,48 @@ pub struct Analyzer {
 /// hash lookup. (At most one entry can match a record: a match must start at a host boundary.)
 #[derive(Default)]
 struct RecentPrefixes {
-    entries: Vec<(Vec<u8>, usize)>,
+    /// (prefix, rank, the prefix's last eight bytes): most misses differ there (thread id,
+    /// device), so one comparison rejects them.
+    entries: Vec<(Vec<u8>, usize, Option<u64>)>,
+}
+
+/// The last eight bytes of `bytes`, if it has that many.
+fn tail_word(bytes: &[u8]) -> Option<u64> {
+    let start = bytes.len().checked_sub(8)?;
+    Some(u64::from_ne_bytes(
+        bytes[start..].try_into().expect("8 bytes"),
+    ))
 }
 
 impl RecentPrefixes {
     const SIZE: usize = 8;
 
     fn find(&mut self, before_marker: &[u8]) -> Option<usize> {
-        let at = self.entries.iter().position(|(prefix, _)| {
+        let tail = tail_word(before_marker);
+        let at = self.entries.iter().position(|(prefix, _, prefix_tail)| {
             // `xnode-1:5:5 [0] ` must not match the cached `node-1:5:5 [0] `.
-            ends_with(before_marker, prefix)
+            (prefix_tail.is_none() || *prefix_tail == tail)
+                && ends_with(before_marker, prefix)
                 && before_marker[..before_marker.len() - prefix.len()]
                     .last()
                     .is_none_or(|b| !prefix::is_host_byte(*b))
         })?;
-        self.entries[..=at].rotate_right(1);
+        if at > 0 {
+            self.entries[..=at].rotate_right(1);
+        }
         Some(self.entries[0].1)
     }
 
     fn remember(&mut self, prefix: &[u8], rank: usize) {
         let mut entry = if self.entries.len() < Self::SIZE {
-            (Vec::new(), rank)
+            (Vec::new(), rank, None)
         } else {
             self.entries.pop().expect("full")
         };
         entry.0.clear();
         entry.0.extend_from_slice(prefix);
         entry.1 = rank;
+        entry.2 = tail_word(prefix);
         self.entries.insert(0, entry);
     }
 }

@@ -118,7 +118,17 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
 /// A tree listing: `TreeBranches` when a channel gives the rank two or more children
 /// (`d0/d1/d2->rank->up` since 2.5, `up->rank->d0/d1/d2` in 2.4; -1 is none).
 fn trees(msg: &str) -> Event<'static> {
-    let branches = msg.split_whitespace().any(|piece| {
+    // Two children of three (`d0/d1/d2`) means d1 or d2 is a rank, a number right after a
+    // `/`; most Trees lines (chains inside a node, `-1/-1/-1`) have none, and skip the parse.
+    let bytes = msg.as_bytes();
+    let second_child = memchr::memchr_iter(b'/', bytes)
+        .any(|at| bytes.get(at + 1).is_some_and(u8::is_ascii_digit));
+    if !second_child {
+        return Event::Topology;
+    }
+    // NCCL separates the pieces with ASCII blanks; a Unicode-aware split costs a char decode
+    // per byte of a line that can list 32 channels.
+    let branches = msg.split_ascii_whitespace().any(|piece| {
         let Some((first, _, last)) = three_by_arrows(piece) else {
             return false;
         };
@@ -652,6 +662,9 @@ mod tests {
             info("Trees [0] 1/8/-1->0->-1 [1] 1/-1/-1->0->8"),
             Some(Event::TreeBranches)
         );
+        // Any two of the three child slots.
+        assert_eq!(info("Trees [0] -1/5/6->0->-1"), Some(Event::TreeBranches));
+        assert_eq!(info("Trees [0] 5/-1/6->0->-1"), Some(Event::TreeBranches));
         // 2.4: the children come last.
         assert_eq!(info("Trees [0] -1->0->1/8/-1"), Some(Event::TreeBranches));
         assert_eq!(info("Trees [0] -1->0->1/-1/-1"), Some(Event::Topology));

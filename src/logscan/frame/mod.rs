@@ -223,7 +223,7 @@ fn scan_gap(
     sink: &mut impl Sink,
 ) -> (usize, bool) {
     let mut pos = from;
-    while let Some(hit) = rare.next(chunk, pos).filter(|hit| *hit < to) {
+    while let Some(hit) = rare.next(chunk, pos, to) {
         let start = memchr::memrchr(b'\n', &chunk[pos..hit]).map_or(pos, |i| pos + i + 1);
         let end = memchr::memchr(b'\n', &chunk[hit..]).map_or(chunk.len(), |i| hit + i);
         *lines += count_newlines(&chunk[pos..start]) + 1;
@@ -288,52 +288,75 @@ impl NextNccl {
     }
 }
 
-/// The next `nccl`, `libfabric:` and `Rank` in a chunk, each searched once per chunk as the
-/// scan moves forward (`None`: no more in this chunk). Positions asked for only grow.
+/// The next `nccl`, `libfabric:`, `Rank` and `] INFO ` in the gaps of a chunk. Each needle is
+/// searched only within the gap asked about: `nccl` and `Rank` also stand in many NCCL lines
+/// (`ncclTopoGetCpuAffinity`, `nRanks`), and searching on past the gap found those, so that
+/// every later gap searched again through the NCCL lines up to the next one. What a search
+/// found, or that it found nothing up to the gap's end, answers the next questions until the
+/// scan passes it. Positions asked about only grow.
 #[derive(Default)]
 struct RareNeedles {
-    /// (position, searched from) per needle.
-    next: [Option<(Option<usize>, usize)>; 4],
-    /// The last answer and the position it was asked for: still the answer while the scan
-    /// has not passed it (most lines between NCCL lines end before the next needle).
-    last: Option<(Option<usize>, usize)>,
+    known: [Option<Searched>; 4],
+}
+
+/// A search of `chunk[from..until]` for one needle: its first occurrence there, if any.
+#[derive(Clone, Copy)]
+struct Searched {
+    from: usize,
+    until: usize,
+    at: Option<usize>,
+}
+
+impl Searched {
+    /// The answer for `[from, to)`, if this search knows it.
+    fn answers(self, from: usize, to: usize) -> Option<Option<usize>> {
+        if self.from > from {
+            return None;
+        }
+        match self.at {
+            Some(at) if at >= from => Some((at < to).then_some(at)),
+            None if self.until >= to => Some(None),
+            _ => None,
+        }
+    }
 }
 
 impl RareNeedles {
-    /// The first occurrence of any of the needles at or after `from`.
+    /// The first occurrence of any of the needles in `chunk[from..to]`.
     #[inline]
-    fn next(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
-        match self.last {
-            Some((first, asked)) if asked <= from && first.is_none_or(|at| at >= from) => first,
-            _ => self.search(chunk, from),
+    fn next(&mut self, chunk: &[u8], from: usize, to: usize) -> Option<usize> {
+        let to = to.min(chunk.len());
+        let mut first: Option<usize> = None;
+        for (i, slot) in self.known.iter_mut().enumerate() {
+            let answer = match slot.and_then(|s| s.answers(from, to)) {
+                Some(answer) => answer,
+                None => {
+                    let searched = Self::search(i, chunk, from, to);
+                    *slot = Some(searched);
+                    searched.at
+                }
+            };
+            if let Some(at) = answer {
+                first = Some(first.map_or(at, |f| f.min(at)));
+            }
         }
+        first
     }
 
     #[inline(never)]
-    fn search(&mut self, chunk: &[u8], from: usize) -> Option<usize> {
-        let mut first: Option<usize> = None;
-        for (i, slot) in self.next.iter_mut().enumerate() {
-            let stale = match slot {
-                None => true,
-                Some((Some(at), _)) => *at < from,
-                Some((None, _)) => false,
-            };
-            if stale {
-                let rest = &chunk[from.min(chunk.len())..];
-                let found = match i {
-                    0 => LOWER_NCCL.find(rest),
-                    1 => LIBFABRIC.find(rest),
-                    2 => RANK.find(rest),
-                    _ => LEGACY_INFO.find(rest),
-                };
-                *slot = Some((found.map(|at| from + at), from));
-            }
-            if let Some((Some(at), _)) = slot {
-                first = Some(first.map_or(*at, |f| f.min(*at)));
-            }
+    fn search(needle: usize, chunk: &[u8], from: usize, to: usize) -> Searched {
+        let hay = &chunk[from.min(to)..to];
+        let found = match needle {
+            0 => LOWER_NCCL.find(hay),
+            1 => LIBFABRIC.find(hay),
+            2 => RANK.find(hay),
+            _ => LEGACY_INFO.find(hay),
+        };
+        Searched {
+            from,
+            until: to,
+            at: found.map(|at| from + at),
         }
-        self.last = Some((first, from));
-        first
     }
 }
 
@@ -401,6 +424,32 @@ mod tests {
                 "7 other libfabric:1:efa warn",
                 "8 other torch nccl thing",
             ]
+        );
+    }
+
+    /// `nccl` and `Rank` also stand in NCCL lines (`ncclCommInitRank`, `nRanks`): a hit
+    /// there must neither hide nor stand for one in the gaps around it.
+    #[test]
+    fn needles_in_nccl_lines_do_not_hide_gap_lines() {
+        let got = scan(&[concat!(
+            "step 1\n",
+            "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nRanks 2 - Init START\n",
+            "torch nccl warning\n",
+            "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1\n",
+            "step 2\n",
+            "#  Rank  0 Group  0 Pid 1 on h device 0\n",
+            "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 - Init COMPLETE\n",
+            "libfabric:1:efa:core:warn oops\n",
+        )]);
+        let others: Vec<&String> = got.iter().filter(|l| l.contains(" other ")).collect();
+        assert_eq!(
+            others,
+            [
+                "3 other torch nccl warning",
+                "6 other #  Rank  0 Group  0 Pid 1 on h device 0",
+                "8 other libfabric:1:efa:core:warn oops",
+            ],
+            "{got:?}"
         );
     }
 
