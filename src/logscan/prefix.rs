@@ -218,7 +218,8 @@ pub fn marker_at(bytes: &[u8], at: usize) -> Option<(usize, Level)> {
 /// ` [repeated 3x across cluster]`) and decodes it.
 fn clean_message(msg: &[u8]) -> Cow<'_, str> {
     let mut msg = msg.trim_ascii();
-    if msg.ends_with(b"across cluster]")
+    if msg.last() == Some(&b']')
+        && msg.ends_with(b"across cluster]")
         && let Some(at) = memchr::memmem::rfind(msg, b" [repeated ")
     {
         msg = msg[..at].trim_ascii_end();
