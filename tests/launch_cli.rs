@@ -298,6 +298,42 @@ fn a_malformed_selector_is_exit_2_before_the_cluster_is_asked() {
     }
 }
 
+/// `--selector ""` is a valid selector that matches every node: `launch` (and `check --kube`)
+/// refuse it rather than test the whole cluster because a shell variable was unset.
+#[test]
+fn an_empty_selector_is_refused_before_the_cluster_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = kubeconfig(dir.path(), "http://127.0.0.1:1", "fake");
+    let config = config.to_str().unwrap();
+    for selector in ["", "  "] {
+        for command in [&["launch"][..], &["check", "--kube"][..]] {
+            let out = netcheck()
+                .args(command)
+                .args([
+                    "--image",
+                    "x",
+                    "--kubeconfig",
+                    config,
+                    "--selector",
+                    selector,
+                ])
+                .output()
+                .unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{command:?} {selector:?}: {err}"
+            );
+            assert!(
+                err.contains("--selector is empty"),
+                "{command:?} {selector:?}: {err}"
+            );
+            assert!(!err.contains("cannot reach"), "{command:?}: {err}");
+        }
+    }
+}
+
 fn rank0_log() -> String {
     let record = std::fs::read_to_string(fixture("kube/worker-result.json")).unwrap();
     let compact: Value = serde_json::from_str(&record).unwrap();

@@ -283,6 +283,15 @@ fn resolve(args: &Args) -> Result<(Settings, Connect)> {
             }
             Selection::Nodes(unique)
         }
+        // Valid for the API server, and it selects every node: an unset shell variable
+        // (`--selector "$POOL"`) must not launch on the whole cluster.
+        (None, Some(selector)) if selector.trim().is_empty() => {
+            return Err(usage(
+                "--selector is empty: it would select every node of the cluster",
+                "name the node group: --selector node.kubernetes.io/instance-type=p5.48xlarge \
+                 (an unset shell variable gives an empty selector)",
+            ));
+        }
         (None, Some(selector)) => {
             kube::selector::check_flag(selector)?;
             Selection::Selector(selector.clone())
