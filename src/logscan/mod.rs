@@ -41,6 +41,7 @@ mod halves;
 mod input;
 mod net_lines;
 mod prefix;
+mod rank_cache;
 pub mod render;
 mod rules;
 mod scan;

@@ -26,8 +26,8 @@ pub enum Level {
 pub struct Record<'a> {
     pub level: Level,
     /// The message after `NCCL INFO ` / `NCCL WARN `, without trailing blanks or Ray's dedup
-    /// suffix.
-    pub msg: Cow<'a, str>,
+    /// suffix, as bytes: `text()` decodes it (the memo of known messages needs no decoding).
+    pub msg: &'a [u8],
     pub place: Place<'a>,
 }
 
@@ -84,8 +84,23 @@ impl<'a> Place<'a> {
     }
 }
 
-#[cfg(test)]
 impl<'a> Record<'a> {
+    /// The message as text, invalid UTF-8 replaced.
+    pub fn text(&self) -> Cow<'a, str> {
+        let msg = self.msg;
+        // NCCL messages are ASCII: a word-at-a-time ASCII check is cheaper than UTF-8
+        // validation of such short strings.
+        if msg.is_ascii() {
+            // SAFETY: every ASCII byte sequence is valid UTF-8.
+            return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(msg) });
+        }
+        match std::str::from_utf8(msg) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(msg),
+        }
+    }
+
+    #[cfg(test)]
     fn origin(&self) -> Origin<'a> {
         self.place.origin()
     }
@@ -214,9 +229,9 @@ pub fn marker_at(bytes: &[u8], at: usize) -> Option<(usize, Level)> {
         .then_some((at, level))
 }
 
-/// Strips what wrappers append to a message (trailing blanks, Ray's
-/// ` [repeated 3x across cluster]`) and decodes it.
-fn clean_message(msg: &[u8]) -> Cow<'_, str> {
+/// Strips what wrappers append to a message: trailing blanks, Ray's
+/// ` [repeated 3x across cluster]`.
+fn clean_message(msg: &[u8]) -> &[u8] {
     let mut msg = msg.trim_ascii();
     if msg.last() == Some(&b']')
         && msg.ends_with(b"across cluster]")
@@ -224,16 +239,7 @@ fn clean_message(msg: &[u8]) -> Cow<'_, str> {
     {
         msg = msg[..at].trim_ascii_end();
     }
-    // This runs on every record and NCCL messages are ASCII: a word-at-a-time ASCII check is
-    // cheaper than UTF-8 validation of such short strings.
-    if msg.is_ascii() {
-        // SAFETY: every ASCII byte sequence is valid UTF-8.
-        return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(msg) });
-    }
-    match std::str::from_utf8(msg) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(msg),
-    }
+    msg
 }
 
 /// NCCL's `host:pid:tid [dev]` found left of a marker; `start` is where it begins (the end of
@@ -471,7 +477,7 @@ mod tests {
         assert_eq!((o.host, o.pid, o.dev), (Some("vm"), Some(1643), Some(0)));
         assert_eq!(o.process, Some("vm:1643"));
         assert_eq!(
-            (o.wrapper, r.msg.as_ref()),
+            (o.wrapper, r.text().as_ref()),
             (&b""[..], "Using network Socket")
         );
         assert_eq!(o.prefix, b"vm:1643:1643 [0] ");
@@ -508,7 +514,7 @@ mod tests {
         ] {
             let (r, o) = one(line);
             assert_eq!(
-                (o.wrapper, o.host, r.msg.as_ref()),
+                (o.wrapper, o.host, r.text().as_ref()),
                 (wrapper.as_bytes(), Some(host), "x"),
                 "{line}"
             );
@@ -524,7 +530,7 @@ mod tests {
             (o.host, o.pid, o.dev),
             (Some("ip-172-31-3-153"), Some(35115), Some(2))
         );
-        assert_eq!(r.msg, "NET/OFI Failed to initialize sendrecv protocol");
+        assert_eq!(r.text(), "NET/OFI Failed to initialize sendrecv protocol");
         assert_eq!(wrapper_tag(o.wrapper), None);
     }
 
@@ -532,12 +538,12 @@ mod tests {
     fn pasted_records_without_host() {
         let (r, o) = one("[3] NCCL INFO Using network IB");
         assert_eq!(
-            (o.host, o.dev, r.msg.as_ref()),
+            (o.host, o.dev, r.text().as_ref()),
             (None, Some(3), "Using network IB")
         );
         let (r, o) = one("NCCL INFO Using network IB\r");
         assert_eq!(
-            (o.host, o.dev, r.msg.as_ref()),
+            (o.host, o.dev, r.text().as_ref()),
             (None, None, "Using network IB")
         );
     }
@@ -549,11 +555,11 @@ mod tests {
         let recs = records(line);
         assert_eq!(recs.len(), 2);
         assert_eq!(
-            (recs[0].origin().host, recs[0].msg.as_ref()),
+            (recs[0].origin().host, recs[0].text().as_ref()),
             (Some("a"), "Using network IB")
         );
         assert_eq!(
-            (recs[1].origin().host, recs[1].msg.as_ref()),
+            (recs[1].origin().host, recs[1].text().as_ref()),
             (Some("b"), "Using network Socket")
         );
         assert_eq!(recs[1].origin().wrapper, b"");
@@ -564,7 +570,7 @@ mod tests {
         let (r, _) = one(
             "(RayTrainWorker pid=9, ip=10.0.0.1) h:9:9 [0] NCCL INFO Using network Libfabric [repeated 7x across cluster]",
         );
-        assert_eq!(r.msg, "Using network Libfabric");
+        assert_eq!(r.text(), "Using network Libfabric");
     }
 
     #[test]
@@ -572,7 +578,7 @@ mod tests {
         assert!(records("NCCL version 2.11.4+cuda11.4").is_empty());
         assert!(records("torch NCCL error in: x").is_empty());
         assert!(records("NCCL INFOx").is_empty());
-        assert_eq!(one("h:1:1 [0] NCCL INFO").0.msg, "");
+        assert_eq!(one("h:1:1 [0] NCCL INFO").0.text(), "");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::facts::{self, Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
+use super::rank_cache::RankCache;
 use super::summary;
 use crate::error::Result;
 
@@ -64,81 +65,9 @@ pub struct Analyzer {
     facts: Facts,
     buf: Vec<u8>,
     ansi_buf: Vec<u8>,
-    recent: RecentPrefixes,
+    ranks: RankCache,
     seen_prefixes: prefix::SeenPrefixes,
     memo: Memo,
-}
-
-/// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
-/// come in runs of lines from the same threads, so most records skip prefix parsing and the
-/// hash lookup. (At most one entry can match a record: a match must start at a host boundary.)
-#[derive(Default)]
-struct RecentPrefixes {
-    /// (prefix, rank, the prefix's last eight bytes): most misses differ there (thread id,
-    /// device), so one comparison rejects them.
-    entries: Vec<(Vec<u8>, usize, Option<u64>)>,
-}
-
-/// The last eight bytes of `bytes`, if it has that many.
-fn tail_word(bytes: &[u8]) -> Option<u64> {
-    let start = bytes.len().checked_sub(8)?;
-    Some(u64::from_ne_bytes(
-        bytes[start..].try_into().expect("8 bytes"),
-    ))
-}
-
-impl RecentPrefixes {
-    const SIZE: usize = 8;
-
-    fn find(&mut self, before_marker: &[u8]) -> Option<usize> {
-        let tail = tail_word(before_marker);
-        let at = self.entries.iter().position(|(prefix, _, prefix_tail)| {
-            // `xnode-1:5:5 [0] ` must not match the cached `node-1:5:5 [0] `.
-            (prefix_tail.is_none() || *prefix_tail == tail)
-                && ends_with(before_marker, prefix)
-                && before_marker[..before_marker.len() - prefix.len()]
-                    .last()
-                    .is_none_or(|b| !prefix::is_host_byte(*b))
-        })?;
-        if at > 0 {
-            self.entries[..=at].rotate_right(1);
-        }
-        Some(self.entries[0].1)
-    }
-
-    fn remember(&mut self, prefix: &[u8], rank: usize) {
-        let mut entry = if self.entries.len() < Self::SIZE {
-            (Vec::new(), rank, None)
-        } else {
-            self.entries.pop().expect("full")
-        };
-        entry.0.clear();
-        entry.0.extend_from_slice(prefix);
-        entry.1 = rank;
-        entry.2 = tail_word(prefix);
-        self.entries.insert(0, entry);
-    }
-}
-
-/// `haystack.ends_with(suffix)`, eight bytes at a time from the end: prefixes of the same
-/// process differ in their last bytes (device, thread id), and a library call per cached
-/// prefix would cost more than the comparison.
-fn ends_with(haystack: &[u8], suffix: &[u8]) -> bool {
-    let Some(start) = haystack.len().checked_sub(suffix.len()) else {
-        return false;
-    };
-    let tail = &haystack[start..];
-    let word = |bytes: &[u8], end: usize| {
-        u64::from_ne_bytes(bytes[end - 8..end].try_into().expect("8 bytes"))
-    };
-    let mut end = suffix.len();
-    while end >= 8 {
-        if word(tail, end) != word(suffix, end) {
-            return false;
-        }
-        end -= 8;
-    }
-    tail[..end].iter().zip(&suffix[..end]).all(|(a, b)| a == b)
 }
 
 /// The words `other_line` looks for, found in one pass over the line.
@@ -210,7 +139,7 @@ impl Analyzer {
             facts,
             buf: Vec::new(),
             ansi_buf: Vec::new(),
-            recent: RecentPrefixes::default(),
+            ranks: RankCache::default(),
             seen_prefixes: prefix::SeenPrefixes::default(),
             memo: Memo::default(),
         }
@@ -260,8 +189,6 @@ impl Analyzer {
         // analysis has some waiting, so neither side idles whatever the log looks like.
         let waiting = AtomicUsize::new(0);
         std::thread::scope(|scope| {
-            // One batch waits while one is analysed and one is read: memory stays at three
-            // chunks.
             let (full_tx, full_rx) = mpsc::sync_channel::<Batch>(1);
             let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
             let waiting = &waiting;
@@ -293,7 +220,15 @@ impl Analyzer {
             };
             self.event(&record.place, event, seen);
         }
-        if let Some(event) = self.memo.classify(record.level, &record.msg) {
+        let text;
+        let event = match self.memo.lookup(record.level, record.msg) {
+            Some(event) => event,
+            None => {
+                text = record.text();
+                self.memo.learn(record.level, record.msg, &text)
+            }
+        };
+        if let Some(event) = event {
             self.event(&record.place, event, seen);
         }
     }
@@ -314,7 +249,7 @@ impl Analyzer {
     /// helper threads print other devices.
     fn presence(&mut self, place: &Place, seen: &Seen) {
         if !self.seen_prefixes.first_time(place.before_marker())
-            || self.recent.find(place.before_marker()).is_some()
+            || self.ranks.find(place.before_marker()).is_some()
         {
             return;
         }
@@ -326,12 +261,13 @@ impl Analyzer {
                     .rank_for(process, None, origin.host, origin.pid, origin.dev)
         {
             self.facts.apply(rank, Event::Presence, seen);
-            self.recent.remember(origin.prefix, rank);
+            self.ranks
+                .remember(place.before_marker(), origin.prefix, rank);
         }
     }
 
     fn rank_of(&mut self, place: &Place, source_index: usize) -> Option<usize> {
-        if let Some(rank) = self.recent.find(place.before_marker()) {
+        if let Some(rank) = self.ranks.find(place.before_marker()) {
             return Some(rank);
         }
         let origin = place.origin();
@@ -345,7 +281,8 @@ impl Analyzer {
         let rank = self
             .facts
             .rank_for(process, None, origin.host, origin.pid, origin.dev)?;
-        self.recent.remember(origin.prefix, rank);
+        self.ranks
+            .remember(place.before_marker(), origin.prefix, rank);
         // The launcher's rank number in its tag (`[1,12]<stdout>:`, `[rank12]:`, `12: `).
         let r = &mut self.facts.ranks[rank];
         if r.launcher_rank.is_none() && !origin.wrapper.is_empty() {
@@ -417,10 +354,9 @@ impl Analyzer {
         if origin.process.is_none() || origin.dev.is_none() || origin.prefix.is_empty() {
             return false;
         }
-        let msg = decode(raw[marker + 5..].trim_ascii());
         let record = Record {
             level: Level::Info,
-            msg,
+            msg: raw[marker + 5..].trim_ascii(),
             place,
         };
         self.record(record, seen);
@@ -448,8 +384,22 @@ fn read_batches<R: Read>(
     let mut chunks = input::Chunks::new(reader);
     let mut framer = Framer::default();
     let mut memo = Memo::default();
+    // One batch is read while one waits and one is analysed: three in all, so the chunk
+    // buffers are allocated (and their pages touched) once, not once per chunk.
+    let mut made = 0;
     loop {
-        let mut batch = spare.try_recv().unwrap_or_default();
+        let mut batch = match spare.try_recv() {
+            Ok(batch) => batch,
+            Err(_) if made < 3 => {
+                made += 1;
+                Batch::default()
+            }
+            Err(_) => match spare.recv() {
+                Ok(batch) => batch,
+                // The analysis stopped.
+                Err(_) => return Ok(()),
+            },
+        };
         let analysis_busy = || waiting.load(Ordering::Relaxed) > 0;
         if !batch.fill(&mut chunks, &mut framer, &mut memo, analysis_busy)? {
             return Ok(());
@@ -525,27 +475,6 @@ impl Sink for Reading<'_> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn ends_with_matches_the_slice_method() {
-        let cases: [(&[u8], &[u8]); 8] = [
-            (b"node-1:5:5 [0] ", b"node-1:5:5 [0] "),
-            (b"[w] node-1:5:5 [0] ", b"node-1:5:5 [0] "),
-            (b"node-1:5:5 [0] ", b"node-1:5:6 [0] "),
-            (b"node-1:5:5 [0] ", b"xnode-1:5:5 [0] "),
-            (b"node-2:5:5 [0] ", b"node-1:5:5 [0] "),
-            (b"a:1:1 [0] ", b""),
-            (b"", b"a"),
-            (b"ab", b"b"),
-        ];
-        for (haystack, suffix) in cases {
-            assert_eq!(
-                ends_with(haystack, suffix),
-                haystack.ends_with(suffix),
-                "{haystack:?} {suffix:?}"
-            );
-        }
-    }
-
     /// The analysis of `log` read through batches, classified on the reading side or not.
     fn analysis_via_batches(log: &[u8], classify_early: bool) -> Analysis {
         let mut analyzer = Analyzer::new(Options::default());
@@ -601,19 +530,5 @@ mod tests {
         assert_eq!(devices.len(), 12, "{devices:?}");
         assert_eq!(devices[0], "mlx5_0/IB");
         assert_eq!(devices[11], "mlx5_11/RoCE");
-    }
-
-    #[test]
-    fn recent_prefixes_match_at_a_host_boundary_only() {
-        let mut recent = RecentPrefixes::default();
-        for rank in 0..10 {
-            recent.remember(format!("node-1:5:{rank} [0] ").as_bytes(), rank);
-        }
-        assert_eq!(recent.find(b"node-1:5:9 [0] "), Some(9));
-        assert_eq!(recent.find(b"[1,3]<stdout>:node-1:5:4 [0] "), Some(4));
-        assert_eq!(recent.find(b"xnode-1:5:4 [0] "), None);
-        // Only the last eight are kept.
-        assert_eq!(recent.find(b"node-1:5:1 [0] "), None);
-        assert_eq!(recent.entries.len(), RecentPrefixes::SIZE);
     }
 }

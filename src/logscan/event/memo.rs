@@ -2,7 +2,8 @@
 //! rank and every communicator (`Channel 00/0 : 0[0] -> 1[1] via P2P/IPC`, the ring
 //! listings, `NET/IB : No device found.`, `Connected all rings`), and `classify` is a pure
 //! function of the level and the message, so a message seen before takes a hash and one
-//! comparison instead of being parsed again. The answer is kept as positions in the message,
+//! comparison instead of being parsed again. The memo is keyed by the message's bytes, so a
+//! message seen before is not even decoded; the answer is kept as positions in the message,
 //! so it applies to the same text wherever it stands.
 
 use super::{Event, EventOf, classify};
@@ -44,24 +45,47 @@ impl Default for Memo {
 }
 
 impl Memo {
-    /// `classify(level, msg)`, the same answer, from the memo when `msg` was seen before.
-    pub fn classify<'m>(&mut self, level: Level, msg: &'m str) -> Option<Event<'m>> {
-        if msg.len() > MAX_TEXT {
-            return classify(level, msg);
+    /// `classify`'s answer for the message whose bytes are `raw`, if the memo has it (else
+    /// decode `raw` and `learn` it):
+    ///
+    /// ```ignore
+    /// let text;
+    /// let event = match memo.lookup(level, raw) {
+    ///     Some(event) => event,
+    ///     None => {
+    ///         text = decode(raw);
+    ///         memo.learn(level, raw, &text)
+    ///     }
+    /// };
+    /// ```
+    pub fn lookup<'m>(&self, level: Level, raw: &'m [u8]) -> Option<Option<Event<'m>>> {
+        if raw.len() > MAX_TEXT {
+            return None;
         }
-        let hash = std::hash::BuildHasher::hash_one(
-            &foldhash::fast::FixedState::with_seed(0),
-            msg.as_bytes(),
-        );
-        let slot = &mut self.slots[hash as usize % SLOTS];
-        if slot.level == Some(level) && slot.hash == hash && slot.text == msg.as_bytes() {
-            return slot.event.clone().map(|event| {
-                event.map(&mut |at| &msg[at.start as usize..(at.start + at.len) as usize])
-            });
+        let hash = text_hash(raw);
+        let slot = &self.slots[hash as usize % SLOTS];
+        if slot.level != Some(level) || slot.hash != hash || slot.text != raw {
+            return None;
         }
+        Some(slot.event.clone().map(|event| {
+            event.map(&mut |at| {
+                let bytes = &raw[at.start as usize..(at.start + at.len) as usize];
+                // SAFETY: `raw` equals the slot's text, which `learn` kept only when it was
+                // valid UTF-8 as it stood (decoded without a copy), and `at` is where an
+                // event's `&str` lay in it: at char boundaries of the same bytes.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            })
+        }))
+    }
+
+    /// Classifies `msg`, the decoding of `raw`, and remembers the answer when `msg` is `raw`
+    /// itself (valid UTF-8) and every text of the event lies in it (a plugin's name can be a
+    /// constant).
+    pub fn learn<'m>(&mut self, level: Level, raw: &[u8], msg: &'m str) -> Option<Event<'m>> {
         let event = classify(level, msg);
-        // Remembered only when every text of the event lies in the message (a plugin's
-        // name can be a constant).
+        if raw.len() > MAX_TEXT || msg.as_ptr() != raw.as_ptr() || msg.len() != raw.len() {
+            return event;
+        }
         let base = msg.as_ptr() as usize;
         let mut inside = true;
         let offsets = event.clone().map(|event| {
@@ -75,19 +99,34 @@ impl Memo {
             })
         });
         if inside {
+            let hash = text_hash(raw);
+            let slot = &mut self.slots[hash as usize % SLOTS];
             slot.level = Some(level);
             slot.hash = hash;
             slot.text.clear();
-            slot.text.extend_from_slice(msg.as_bytes());
+            slot.text.extend_from_slice(raw);
             slot.event = offsets;
         }
         event
     }
 }
 
+/// The memo's hash of a message's bytes.
+fn text_hash(raw: &[u8]) -> u64 {
+    std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), raw)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the analysis does with the memo: ask, and learn on a miss.
+    fn answer<'m>(memo: &mut Memo, level: Level, msg: &'m str) -> Option<Event<'m>> {
+        match memo.lookup(level, msg.as_bytes()) {
+            Some(event) => event,
+            None => memo.learn(level, msg.as_bytes(), msg),
+        }
+    }
 
     #[test]
     fn answers_as_classify_does_for_every_fixture_record() {
@@ -102,7 +141,7 @@ mod tests {
                 {
                     if let Some(at) = line.find(marker) {
                         let msg = line[at + marker.len()..].trim();
-                        assert_eq!(memo.classify(level, msg), classify(level, msg), "{msg}");
+                        assert_eq!(answer(&mut memo, level, msg), classify(level, msg), "{msg}");
                         records += 1;
                     }
                 }
@@ -116,8 +155,9 @@ mod tests {
         let mut memo = Memo::default();
         let a = String::from("Using network AWS Libfabric");
         let b = a.clone();
-        let first = memo.classify(Level::Info, &a);
-        let again = memo.classify(Level::Info, &b);
+        let first = answer(&mut memo, Level::Info, &a);
+        assert!(memo.lookup(Level::Info, b.as_bytes()).is_some());
+        let again = answer(&mut memo, Level::Info, &b);
         assert_eq!(first, again);
         let Some(Event::UsingNetwork(name)) = again else {
             panic!("{again:?}")
@@ -125,10 +165,22 @@ mod tests {
         assert_eq!(name.as_ptr(), b[14..].as_ptr());
         // The level is part of the key.
         assert_eq!(
-            memo.classify(Level::Warn, &a),
+            answer(&mut memo, Level::Warn, &a),
             classify(Level::Warn, &a),
             "WARN"
         );
+    }
+
+    #[test]
+    fn a_message_decoded_with_replacements_is_not_remembered() {
+        let mut memo = Memo::default();
+        let raw = b"Using network So\xffcket";
+        let text = String::from_utf8_lossy(raw);
+        assert_eq!(
+            memo.learn(Level::Info, raw, &text),
+            classify(Level::Info, &text)
+        );
+        assert!(memo.lookup(Level::Info, raw).is_none());
     }
 
     #[test]
@@ -137,7 +189,7 @@ mod tests {
         let long = format!("NET/IB : Using {}", "[0]mlx5_0:1/IB ".repeat(40));
         for _ in 0..2 {
             assert_eq!(
-                memo.classify(Level::Info, &long),
+                answer(&mut memo, Level::Info, &long),
                 classify(Level::Info, &long)
             );
         }
@@ -149,7 +201,7 @@ mod tests {
                 i + 1
             );
             assert_eq!(
-                memo.classify(Level::Info, &msg),
+                answer(&mut memo, Level::Info, &msg),
                 classify(Level::Info, &msg)
             );
         }

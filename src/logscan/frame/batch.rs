@@ -214,7 +214,15 @@ impl Recorder<'_> {
                 in_chunk = false;
                 return;
             }
-            let Some(event) = self.memo.classify(record.level, &record.msg) else {
+            let text;
+            let event = match self.memo.lookup(record.level, record.msg) {
+                Some(event) => event,
+                None => {
+                    text = record.text();
+                    self.memo.learn(record.level, record.msg, &text)
+                }
+            };
+            let Some(event) = event else {
                 return;
             };
             if let Event::Presence = event
@@ -306,7 +314,7 @@ mod tests {
     impl Sink for Log {
         fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
             for_each_record_in(line, markers, |record| {
-                if let Some(event) = classify(record.level, &record.msg) {
+                if let Some(event) = classify(record.level, &record.text()) {
                     self.event(record.place, event, number);
                 }
             });

@@ -1,0 +1,238 @@
+//! Which rank a record belongs to, from the text left of its marker, without parsing NCCL's
+//! `host:pid:tid [dev] ` prefix again: the analysis asks this for nearly every record, and a
+//! parse and a process lookup cost ten times a cache hit. Two caches, tried in order:
+//!
+//! - `ExactPrefixes`: the whole text before the marker, when it is NCCL's prefix alone (a
+//!   plain log, one file per rank), in a direct-mapped table: one hash and one comparison.
+//! - `RecentPrefixes`: the last few prefixes, matched at the end of the text before the
+//!   marker, for wrapped lines (`[1,3]<stdout>:`, timestamps) whose wrapper changes.
+//!
+//! Both map bytes to the rank `Facts::rank_for` gave for them, which never changes once given.
+
+/// The two caches.
+#[derive(Default)]
+pub struct RankCache {
+    exact: ExactPrefixes,
+    recent: RecentPrefixes,
+}
+
+impl RankCache {
+    /// The rank cached for a record whose text before the marker is `before_marker`.
+    pub fn find(&mut self, before_marker: &[u8]) -> Option<usize> {
+        if let Some(rank) = self.exact.get(before_marker) {
+            return Some(rank);
+        }
+        let (rank, prefix_len) = self.recent.find(before_marker)?;
+        if prefix_len == before_marker.len() {
+            self.exact.put(before_marker, rank);
+        }
+        Some(rank)
+    }
+
+    /// Remembers that `prefix` (NCCL's, at the end of `before_marker`) is `rank`'s.
+    pub fn remember(&mut self, before_marker: &[u8], prefix: &[u8], rank: usize) {
+        self.recent.remember(prefix, rank);
+        if prefix.len() == before_marker.len() {
+            self.exact.put(before_marker, rank);
+        }
+    }
+}
+
+/// Texts before a marker (at most `KEY` bytes) and their ranks, direct-mapped by hash: a
+/// new text takes its slot from the one before. Far more slots than a job has threads
+/// printing at once; 64 KiB.
+struct ExactPrefixes {
+    slots: Box<[ExactSlot]>,
+}
+
+/// Longest text kept: NCCL's prefix with a long host name (`ip-10-0-12-34.ec2.internal`).
+const KEY: usize = 48;
+const SLOTS: usize = 1024;
+
+#[derive(Clone, Copy)]
+struct ExactSlot {
+    /// 0 while empty (a hash is never 0).
+    hash: u64,
+    rank: u32,
+    len: u8,
+    bytes: [u8; KEY],
+}
+
+impl Default for ExactPrefixes {
+    fn default() -> Self {
+        let empty = ExactSlot {
+            hash: 0,
+            rank: 0,
+            len: 0,
+            bytes: [0; KEY],
+        };
+        ExactPrefixes {
+            slots: vec![empty; SLOTS].into_boxed_slice(),
+        }
+    }
+}
+
+impl ExactPrefixes {
+    fn hash(key: &[u8]) -> u64 {
+        std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), key) | 1
+    }
+
+    fn get(&self, key: &[u8]) -> Option<usize> {
+        if key.len() > KEY {
+            return None;
+        }
+        let hash = Self::hash(key);
+        let slot = &self.slots[hash as usize % SLOTS];
+        (slot.hash == hash && usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key)
+            .then_some(slot.rank as usize)
+    }
+
+    fn put(&mut self, key: &[u8], rank: usize) {
+        let Ok(rank) = u32::try_from(rank) else {
+            return;
+        };
+        if key.len() > KEY {
+            return;
+        }
+        let hash = Self::hash(key);
+        let slot = &mut self.slots[hash as usize % SLOTS];
+        slot.hash = hash;
+        slot.rank = rank;
+        slot.len = key.len() as u8;
+        slot.bytes[..key.len()].copy_from_slice(key);
+    }
+}
+
+/// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
+/// come in runs of lines from the same threads, so most records skip prefix parsing and the
+/// hash lookup. (At most one entry can match a record: a match must start at a host boundary.)
+#[derive(Default)]
+pub struct RecentPrefixes {
+    /// (prefix, rank, the prefix's last eight bytes): most misses differ there (thread id,
+    /// device), so one comparison rejects them.
+    entries: Vec<(Vec<u8>, usize, Option<u64>)>,
+}
+
+/// The last eight bytes of `bytes`, if it has that many.
+fn tail_word(bytes: &[u8]) -> Option<u64> {
+    let start = bytes.len().checked_sub(8)?;
+    Some(u64::from_ne_bytes(
+        bytes[start..].try_into().expect("8 bytes"),
+    ))
+}
+
+impl RecentPrefixes {
+    const SIZE: usize = 8;
+
+    /// The rank of the cached prefix that `before_marker` ends with, and that prefix's length.
+    fn find(&mut self, before_marker: &[u8]) -> Option<(usize, usize)> {
+        let tail = tail_word(before_marker);
+        let at = self.entries.iter().position(|(prefix, _, prefix_tail)| {
+            // `xnode-1:5:5 [0] ` must not match the cached `node-1:5:5 [0] `.
+            (prefix_tail.is_none() || *prefix_tail == tail)
+                && ends_with(before_marker, prefix)
+                && before_marker[..before_marker.len() - prefix.len()]
+                    .last()
+                    .is_none_or(|b| !super::prefix::is_host_byte(*b))
+        })?;
+        if at > 0 {
+            self.entries[..=at].rotate_right(1);
+        }
+        Some((self.entries[0].1, self.entries[0].0.len()))
+    }
+
+    fn remember(&mut self, prefix: &[u8], rank: usize) {
+        let mut entry = if self.entries.len() < Self::SIZE {
+            (Vec::new(), rank, None)
+        } else {
+            self.entries.pop().expect("full")
+        };
+        entry.0.clear();
+        entry.0.extend_from_slice(prefix);
+        entry.1 = rank;
+        entry.2 = tail_word(prefix);
+        self.entries.insert(0, entry);
+    }
+}
+
+/// `haystack.ends_with(suffix)`, eight bytes at a time from the end: prefixes of the same
+/// process differ in their last bytes (device, thread id), and a library call per cached
+/// prefix would cost more than the comparison.
+fn ends_with(haystack: &[u8], suffix: &[u8]) -> bool {
+    let Some(start) = haystack.len().checked_sub(suffix.len()) else {
+        return false;
+    };
+    let tail = &haystack[start..];
+    let word = |bytes: &[u8], end: usize| {
+        u64::from_ne_bytes(bytes[end - 8..end].try_into().expect("8 bytes"))
+    };
+    let mut end = suffix.len();
+    while end >= 8 {
+        if word(tail, end) != word(suffix, end) {
+            return false;
+        }
+        end -= 8;
+    }
+    tail[..end].iter().zip(&suffix[..end]).all(|(a, b)| a == b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ends_with_matches_the_slice_method() {
+        let cases: [(&[u8], &[u8]); 8] = [
+            (b"node-1:5:5 [0] ", b"node-1:5:5 [0] "),
+            (b"[w] node-1:5:5 [0] ", b"node-1:5:5 [0] "),
+            (b"node-1:5:5 [0] ", b"node-1:5:6 [0] "),
+            (b"node-1:5:5 [0] ", b"xnode-1:5:5 [0] "),
+            (b"node-2:5:5 [0] ", b"node-1:5:5 [0] "),
+            (b"a:1:1 [0] ", b""),
+            (b"", b"a"),
+            (b"ab", b"b"),
+        ];
+        for (haystack, suffix) in cases {
+            assert_eq!(
+                ends_with(haystack, suffix),
+                haystack.ends_with(suffix),
+                "{haystack:?} {suffix:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn recent_prefixes_match_at_a_host_boundary_only() {
+        let mut recent = RecentPrefixes::default();
+        for rank in 0..10 {
+            recent.remember(format!("node-1:5:{rank} [0] ").as_bytes(), rank);
+        }
+        assert_eq!(recent.find(b"node-1:5:9 [0] "), Some((9, 15)));
+        assert_eq!(recent.find(b"[1,3]<stdout>:node-1:5:4 [0] "), Some((4, 15)));
+        assert_eq!(recent.find(b"xnode-1:5:4 [0] "), None);
+        // Only the last eight are kept.
+        assert_eq!(recent.find(b"node-1:5:1 [0] "), None);
+        assert_eq!(recent.entries.len(), RecentPrefixes::SIZE);
+    }
+
+    #[test]
+    fn exact_prefixes_answer_only_for_the_same_bytes() {
+        let mut cache = RankCache::default();
+        cache.remember(b"node-1:5:5 [0] ", b"node-1:5:5 [0] ", 3);
+        assert_eq!(cache.exact.get(b"node-1:5:5 [0] "), Some(3));
+        assert_eq!(cache.exact.get(b"node-1:5:5 [1] "), None);
+        assert_eq!(cache.exact.get(b"xnode-1:5:5 [0] "), None);
+        // A wrapped line is cached by its prefix only: the wrapper changes line by line.
+        cache.remember(b"[1,3]<stdout>:node-1:5:6 [0] ", b"node-1:5:6 [0] ", 4);
+        assert_eq!(cache.exact.get(b"[1,3]<stdout>:node-1:5:6 [0] "), None);
+        assert_eq!(cache.find(b"[1,3]<stdout>:node-1:5:6 [0] "), Some(4));
+        // Found through the recent prefixes, a bare prefix goes into the exact table.
+        assert_eq!(cache.find(b"node-1:5:6 [0] "), Some(4));
+        assert_eq!(cache.exact.get(b"node-1:5:6 [0] "), Some(4));
+        // Longer than a key: never cached exactly, still found.
+        let long = format!("{}:5:7 [0] ", "h".repeat(60));
+        cache.remember(long.as_bytes(), long.as_bytes(), 5);
+        assert_eq!(cache.exact.get(long.as_bytes()), None);
+        assert_eq!(cache.find(long.as_bytes()), Some(5));
+    }
+}
