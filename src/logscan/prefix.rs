@@ -128,13 +128,22 @@ impl SeenPrefixes {
         let tail = &before_marker[before_marker.len().saturating_sub(48)..];
         // Never 0, the empty slot. (A fixed seed: which slot a prefix takes changes nothing
         // but speed.)
-        let hash =
-            std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), tail) | 1;
+        let hash = hash_bytes(tail) | 1;
         let slot = &mut self.slots[(hash >> 56) as usize];
         let new = *slot != hash;
         *slot = hash;
         new
     }
+}
+
+/// A 64-bit hash of a byte string, for the direct-mapped caches of prefixes and messages
+/// (which compare the bytes on a hit, so a collision costs only a miss). The bytes alone are
+/// hashed: `Hash for [u8]` would feed the length in first, a second round per call.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
+    hasher.write(bytes);
+    hasher.finish()
 }
 
 /// How far left of a marker we look for NCCL's prefix. WARN locations can be long C++

@@ -74,7 +74,7 @@ impl Default for ExactPrefixes {
 
 impl ExactPrefixes {
     fn hash(key: &[u8]) -> u64 {
-        std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), key) | 1
+        super::prefix::hash_bytes(key) | 1
     }
 
     fn get(&self, key: &[u8]) -> Option<usize> {

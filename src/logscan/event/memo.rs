@@ -10,10 +10,15 @@ use super::{Event, EventOf, classify};
 use crate::logscan::prefix::Level;
 
 /// Distinct messages remembered (direct-mapped by hash: a new message takes its slot from
-/// the one before). Far more than one job's kinds of lines; 1 MiB of texts at most.
+/// the one before). Far more than one job's kinds of lines.
 const SLOTS: usize = 4096;
 /// Longer messages (device and interface lists of big hosts) are classified each time.
 const MAX_TEXT: usize = 256;
+/// Bytes of remembered texts before the memo starts over (a message that takes an occupied
+/// slot is added, its old entry left unused until then).
+const MAX_TEXTS: usize = 1 << 20;
+/// Entries before it starts over, for the same reason.
+const MAX_ENTRIES: usize = 4 * SLOTS;
 
 /// Where an event's text lies in its message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,24 +27,31 @@ struct Offset {
     len: u32,
 }
 
-#[derive(Default)]
-struct Slot {
-    /// `None` while empty.
-    level: Option<Level>,
+/// A remembered message: its text is `texts[start..start + len]`.
+struct Entry {
+    level: Level,
     hash: u64,
-    text: Vec<u8>,
+    start: u32,
+    len: u32,
     event: Option<EventOf<Offset>>,
 }
 
-/// One thread's memo of `classify`.
+/// One thread's memo of `classify`. The slots hold entry numbers and the texts lie in one
+/// buffer, so the few hundred messages a log repeats sit in a few dozen KiB, close together
+/// in cache, whatever their slots.
 pub struct Memo {
-    slots: Vec<Slot>,
+    /// `entries` index + 1 per slot; 0 while empty.
+    slots: Box<[u32]>,
+    entries: Vec<Entry>,
+    texts: Vec<u8>,
 }
 
 impl Default for Memo {
     fn default() -> Self {
         Memo {
-            slots: std::iter::repeat_with(Slot::default).take(SLOTS).collect(),
+            slots: vec![0; SLOTS].into_boxed_slice(),
+            entries: Vec::new(),
+            texts: Vec::new(),
         }
     }
 }
@@ -63,14 +75,16 @@ impl Memo {
             return None;
         }
         let hash = text_hash(raw);
-        let slot = &self.slots[hash as usize % SLOTS];
-        if slot.level != Some(level) || slot.hash != hash || slot.text != raw {
+        let entry = self.slots[hash as usize % SLOTS].checked_sub(1)?;
+        let entry = &self.entries[entry as usize];
+        let text = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
+        if entry.level != level || entry.hash != hash || text != raw {
             return None;
         }
-        Some(slot.event.clone().map(|event| {
+        Some(entry.event.clone().map(|event| {
             event.map(&mut |at| {
                 let bytes = &raw[at.start as usize..(at.start + at.len) as usize];
-                // SAFETY: `raw` equals the slot's text, which `learn` kept only when it was
+                // SAFETY: `raw` equals the entry's text, which `learn` kept only when it was
                 // valid UTF-8 as it stood (decoded without a copy), and `at` is where an
                 // event's `&str` lay in it: at char boundaries of the same bytes.
                 unsafe { std::str::from_utf8_unchecked(bytes) }
@@ -99,13 +113,21 @@ impl Memo {
             })
         });
         if inside {
+            if self.texts.len() + raw.len() > MAX_TEXTS || self.entries.len() >= MAX_ENTRIES {
+                self.slots.fill(0);
+                self.entries.clear();
+                self.texts.clear();
+            }
             let hash = text_hash(raw);
-            let slot = &mut self.slots[hash as usize % SLOTS];
-            slot.level = Some(level);
-            slot.hash = hash;
-            slot.text.clear();
-            slot.text.extend_from_slice(raw);
-            slot.event = offsets;
+            self.entries.push(Entry {
+                level,
+                hash,
+                start: self.texts.len() as u32,
+                len: raw.len() as u32,
+                event: offsets,
+            });
+            self.texts.extend_from_slice(raw);
+            self.slots[hash as usize % SLOTS] = self.entries.len() as u32;
         }
         event
     }
@@ -113,7 +135,7 @@ impl Memo {
 
 /// The memo's hash of a message's bytes.
 fn text_hash(raw: &[u8]) -> u64 {
-    std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), raw)
+    crate::logscan::prefix::hash_bytes(raw)
 }
 
 #[cfg(test)]
@@ -193,8 +215,9 @@ mod tests {
                 classify(Level::Info, &long)
             );
         }
-        // More distinct messages than slots: every answer is still classify's.
-        for i in 0..3 * SLOTS {
+        // More distinct messages than slots and entries: every answer is still classify's,
+        // and the memo stays bounded.
+        for i in 0..5 * SLOTS {
             let msg = format!(
                 "Channel {:02}/0 : {i}[0] -> {}[1] via P2P/IPC",
                 i % 32,
@@ -204,6 +227,7 @@ mod tests {
                 answer(&mut memo, Level::Info, &msg),
                 classify(Level::Info, &msg)
             );
+            assert!(memo.entries.len() <= MAX_ENTRIES && memo.texts.len() <= MAX_TEXTS);
         }
     }
 }

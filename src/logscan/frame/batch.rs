@@ -260,7 +260,11 @@ impl Sink for Recorder<'_> {
         let from = self.events.len();
         if !(self.classify && self.classify(line, markers)) {
             let from = self.markers.len();
-            self.markers.extend_from_slice(markers);
+            // Nearly every line has one record: a push, not a copy call.
+            match markers {
+                [one] => self.markers.push(*one),
+                _ => self.markers.extend_from_slice(markers),
+            }
             let to = self.markers.len();
             self.push(line, Kind::Records { from, to }, number);
         } else if self.events.len() > from {

@@ -60,6 +60,8 @@ pub struct Framer {
     lines: u64,
     /// The markers of the current line (reused).
     markers: Vec<(usize, Level)>,
+    /// Whether one of them is still to be checked against the line's end.
+    unsure: bool,
 }
 
 impl Framer {
@@ -103,6 +105,7 @@ impl Framer {
             // Where `NCCL INFO` / `NCCL WARN` may start, whether `NCCL` occurs at all, and the
             // first ESC; checked against the line once its end is known.
             self.markers.clear();
+            self.unsure = false;
             let mut nccl = false;
             let mut first_esc = usize::MAX;
             let mut end = chunk.len();
@@ -115,8 +118,15 @@ impl Framer {
                     b'N' => {
                         // `NCCL` starts here.
                         nccl = true;
-                        if let Some(level) = chunk.get(at + 4..at + 9).and_then(level_word) {
+                        // `NCCL INFO ` with its blank, well inside the line limit, is a
+                        // marker however the line ends (one comparison); a level word
+                        // without the blank is decided once the line's end is known.
+                        if let Some(level) = chunk.get(at + 2..at + 10).and_then(level_with_blank) {
                             self.markers.push((at - pos, level));
+                            self.unsure |= at - pos + 10 > MAX_LINE;
+                        } else if let Some(level) = chunk.get(at + 4..at + 9).and_then(level_word) {
+                            self.markers.push((at - pos, level));
+                            self.unsure = true;
                         }
                     }
                     _ => first_esc = first_esc.min(at - pos),
@@ -166,16 +176,18 @@ impl Framer {
         let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
         // The first marker decides on the line as read, later (glued) ones on the line
         // without its `\r`, where a record's message ends.
-        let mut found = 0;
-        for i in 0..self.markers.len() {
-            let at = self.markers[i].0;
-            let view = if found == 0 { line } else { trimmed };
-            if at < view.len() && marker_at(view, at).is_some() {
-                self.markers[found] = self.markers[i];
-                found += 1;
+        if self.unsure {
+            let mut found = 0;
+            for i in 0..self.markers.len() {
+                let at = self.markers[i].0;
+                let view = if found == 0 { line } else { trimmed };
+                if at < view.len() && marker_at(view, at).is_some() {
+                    self.markers[found] = self.markers[i];
+                    found += 1;
+                }
             }
+            self.markers.truncate(found);
         }
-        self.markers.truncate(found);
         match self.markers.first() {
             None => sink.other(trimmed, self.lines),
             Some(&(first, _)) if first_esc < first => sink.coloured_records(trimmed, self.lines),
@@ -256,6 +268,17 @@ static RANK: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder
 /// NCCL 2.2's records, `host:pid:tid [dev] INFO msg`, lack the word `NCCL`.
 static LEGACY_INFO: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"] INFO "));
+
+/// `CL INFO ` → `Info`, `CL WARN ` → `Warn` (the end of `NCCL`, the level word and a blank).
+fn level_with_blank(word: &[u8]) -> Option<Level> {
+    const INFO: u64 = u64::from_le_bytes(*b"CL INFO ");
+    const WARN: u64 = u64::from_le_bytes(*b"CL WARN ");
+    match u64::from_le_bytes(word.try_into().ok()?) {
+        INFO => Some(Level::Info),
+        WARN => Some(Level::Warn),
+        _ => None,
+    }
+}
 
 /// ` INFO` → `Info`, ` WARN` → `Warn`.
 fn level_word(word: &[u8]) -> Option<Level> {
