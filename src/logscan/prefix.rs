@@ -62,8 +62,13 @@ impl<'a> Place<'a> {
         let (from, to) = self.region;
         let line = self.line;
         let prefix = parse_prefix(&line[from..to]).shifted(from);
-        // Host and pid bytes are ASCII by construction.
-        let text = |a: usize, b: usize| std::str::from_utf8(&line[a..b]).ok();
+        let text = |a: usize, b: usize| {
+            let bytes = &line[a..b];
+            debug_assert!(bytes.is_ascii());
+            // SAFETY: host bytes pass `is_host_byte` and pid bytes are digits (`host_pid_tid`):
+            // ASCII, so valid UTF-8.
+            Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+        };
         Origin {
             host: prefix.host.and_then(|(a, b)| text(a, b)),
             pid: prefix.pid,
@@ -334,11 +339,11 @@ fn host_pid_tid(bytes: &[u8]) -> Option<(usize, usize, usize, u32)> {
     let pid_end = tid_start.checked_sub(1).filter(|i| bytes[*i] == b':')?;
     let pid_start = digits_before(bytes, pid_end)?;
     let host_end = pid_start.checked_sub(1).filter(|i| bytes[*i] == b':')?;
-    let host_len = bytes[..host_end]
-        .iter()
-        .rev()
-        .take_while(|b| is_host_byte(**b))
-        .count();
+    let mut host_start = host_end;
+    while host_start > 0 && is_host_byte(bytes[host_start - 1]) {
+        host_start -= 1;
+    }
+    let host_len = host_end - host_start;
     if host_len == 0 {
         return None;
     }
@@ -348,12 +353,11 @@ fn host_pid_tid(bytes: &[u8]) -> Option<(usize, usize, usize, u32)> {
 
 /// Start of the run of (at most 10) digits ending at `end`.
 fn digits_before(bytes: &[u8], end: usize) -> Option<usize> {
-    let n = bytes[..end]
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    (1..=10).contains(&n).then(|| end - n)
+    let mut start = end;
+    while start > 0 && bytes[start - 1].is_ascii_digit() {
+        start -= 1;
+    }
+    (1..=10).contains(&(end - start)).then_some(start)
 }
 
 pub fn is_host_byte(b: u8) -> bool {

@@ -38,9 +38,8 @@ impl RankCache {
     }
 }
 
-/// Texts before a marker (at most `KEY` bytes) and their ranks, direct-mapped by hash: a
-/// new text takes its slot from the one before. Far more slots than a job has threads
-/// printing at once; 64 KiB.
+/// Texts before a marker (at most `KEY` bytes) and their ranks, in sets of `WAYS` slots
+/// chosen by hash. Far more slots than a job has threads printing at once; 64 KiB.
 struct ExactPrefixes {
     slots: Box<[ExactSlot]>,
 }
@@ -48,6 +47,7 @@ struct ExactPrefixes {
 /// Longest text kept: NCCL's prefix with a long host name (`ip-10-0-12-34.ec2.internal`).
 const KEY: usize = 48;
 const SLOTS: usize = 1024;
+const WAYS: usize = 4;
 
 #[derive(Clone, Copy)]
 struct ExactSlot {
@@ -77,14 +77,25 @@ impl ExactPrefixes {
         super::prefix::hash_bytes(key) | 1
     }
 
+    /// The first slot of the set `hash` picks.
+    fn set_of(hash: u64) -> usize {
+        (hash as usize % (SLOTS / WAYS)) * WAYS
+    }
+
     fn get(&self, key: &[u8]) -> Option<usize> {
         if key.len() > KEY {
             return None;
         }
         let hash = Self::hash(key);
-        let slot = &self.slots[hash as usize % SLOTS];
-        (slot.hash == hash && usize::from(slot.len) == key.len() && slot.bytes[..key.len()] == *key)
-            .then_some(slot.rank as usize)
+        let set = Self::set_of(hash);
+        self.slots[set..set + WAYS]
+            .iter()
+            .find(|slot| {
+                slot.hash == hash
+                    && usize::from(slot.len) == key.len()
+                    && slot.bytes[..key.len()] == *key
+            })
+            .map(|slot| slot.rank as usize)
     }
 
     fn put(&mut self, key: &[u8], rank: usize) {
@@ -95,7 +106,10 @@ impl ExactPrefixes {
             return;
         }
         let hash = Self::hash(key);
-        let slot = &mut self.slots[hash as usize % SLOTS];
+        // The newest in front; the oldest of a full set is forgotten.
+        let set = Self::set_of(hash);
+        self.slots[set..set + WAYS].rotate_right(1);
+        let slot = &mut self.slots[set];
         slot.hash = hash;
         slot.rank = rank;
         slot.len = key.len() as u8;

@@ -9,11 +9,21 @@
 use super::{Event, EventOf, classify};
 use crate::logscan::prefix::Level;
 
-/// Distinct messages remembered (direct-mapped by hash: a new message takes its slot from
-/// the one before). Far more than one job's kinds of lines.
+/// Distinct messages remembered, far more than one job's kinds of lines: sets of `WAYS`
+/// slots chosen by hash, so two messages that share a set (a few dozen pairs among a log's
+/// few hundred messages) do not push each other out once per rank, as they did when each
+/// had one slot.
 const SLOTS: usize = 4096;
-/// Longer messages (device and interface lists of big hosts) are classified each time.
-const MAX_TEXT: usize = 256;
+const WAYS: usize = 4;
+
+/// The first slot of the set `hash` picks.
+fn set_of(hash: u64) -> usize {
+    (hash as usize % (SLOTS / WAYS)) * WAYS
+}
+/// Longer messages are classified each time. `Trees` lines of 32 channels, ring listings of
+/// 64 ranks and the IB device lists of big hosts fit (a `Trees` line costs 6 000 instructions
+/// to classify).
+const MAX_TEXT: usize = 1024;
 /// Bytes of remembered texts before the memo starts over (a message that takes an occupied
 /// slot is added, its old entry left unused until then).
 const MAX_TEXTS: usize = 1 << 20;
@@ -75,12 +85,12 @@ impl Memo {
             return None;
         }
         let hash = text_hash(raw);
-        let entry = self.slots[hash as usize % SLOTS].checked_sub(1)?;
-        let entry = &self.entries[entry as usize];
-        let text = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
-        if entry.level != level || entry.hash != hash || text != raw {
-            return None;
-        }
+        let set = set_of(hash);
+        let entry = self.slots[set..set + WAYS].iter().find_map(|&slot| {
+            let entry = &self.entries[slot.checked_sub(1)? as usize];
+            let text = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
+            (entry.hash == hash && entry.level == level && text == raw).then_some(entry)
+        })?;
         Some(entry.event.clone().map(|event| {
             event.map(&mut |at| {
                 let bytes = &raw[at.start as usize..(at.start + at.len) as usize];
@@ -127,7 +137,10 @@ impl Memo {
                 event: offsets,
             });
             self.texts.extend_from_slice(raw);
-            self.slots[hash as usize % SLOTS] = self.entries.len() as u32;
+            // The newest in front; the oldest of a full set is forgotten.
+            let set = set_of(hash);
+            self.slots[set..set + WAYS].rotate_right(1);
+            self.slots[set] = self.entries.len() as u32;
         }
         event
     }
@@ -203,6 +216,35 @@ mod tests {
             classify(Level::Info, &text)
         );
         assert!(memo.lookup(Level::Info, raw).is_none());
+    }
+
+    #[test]
+    fn messages_that_share_a_set_stay_remembered() {
+        let msg = |i: usize| {
+            format!(
+                "Channel {:02}/0 : {i}[0] -> {}[1] via P2P/IPC",
+                i % 32,
+                i + 1
+            )
+        };
+        let set = set_of(text_hash(msg(0).as_bytes()));
+        let same: Vec<String> = (1..100_000)
+            .map(msg)
+            .filter(|m| set_of(text_hash(m.as_bytes())) == set)
+            .take(WAYS - 1)
+            .chain([msg(0)])
+            .collect();
+        assert_eq!(same.len(), WAYS);
+        let mut memo = Memo::default();
+        for m in &same {
+            answer(&mut memo, Level::Info, m);
+        }
+        // Taking turns, as the ranks of a job print them: all still known.
+        for _ in 0..3 {
+            for m in &same {
+                assert!(memo.lookup(Level::Info, m.as_bytes()).is_some(), "{m}");
+            }
+        }
     }
 
     #[test]
