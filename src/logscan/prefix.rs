@@ -131,9 +131,11 @@ impl SeenPrefixes {
     /// last 48 bytes count: NCCL's prefix is at the right, wrapper timestamps at the left.
     pub fn first_time(&mut self, before_marker: &[u8]) -> bool {
         let tail = &before_marker[before_marker.len().saturating_sub(48)..];
-        // Never 0, the empty slot. (A fixed seed: which slot a prefix takes changes nothing
-        // but speed.)
-        let hash = hash_bytes(tail) | 1;
+        // Never 0, the empty slot. A fixed seed and this hash (not `hash_bytes`): which
+        // prefixes share a slot decides, in a garbled log, whether a repeated prefix shows its
+        // process again (`scan::presence`), so another hash changes such output.
+        let hash =
+            std::hash::BuildHasher::hash_one(&foldhash::fast::FixedState::with_seed(0), tail) | 1;
         let slot = &mut self.slots[(hash >> 56) as usize];
         let new = *slot != hash;
         *slot = hash;
