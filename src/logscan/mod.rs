@@ -8,7 +8,8 @@
 //!    classifies on a second thread, one chunk ahead (`frame::batch`).
 //! 2. `prefix` — find `NCCL INFO`/`NCCL WARN` records anywhere in a line and parse NCCL's
 //!    `host:pid:tid [dev]` to their left, whatever wrapper (mpirun, srun, Ray, kubectl...) is
-//!    further left.
+//!    further left. `rank_cache` maps the text before a marker to the record's rank, so most
+//!    records skip that parse.
 //! 3. `event` (+ `net_lines`) — classify each message into an event, or ignore it.
 //! 4. `facts`  — fold events into per-process, per-rank and per-communicator facts, each with
 //!    the line that showed it; every collection is capped.
