@@ -3,7 +3,8 @@
 //! parse and a process lookup cost ten times a cache hit. Two caches, tried in order:
 //!
 //! - `ExactPrefixes`: the whole text before the marker, when it is NCCL's prefix alone (a
-//!   plain log, one file per rank), in a direct-mapped table: one hash and one comparison.
+//!   plain log, one file per rank), in sets of four slots chosen by hash: one hash and one
+//!   comparison.
 //! - `RecentPrefixes`: the last few prefixes, matched at the end of the text before the
 //!   marker, for wrapped lines (`[1,3]<stdout>:`, timestamps) whose wrapper changes.
 //!

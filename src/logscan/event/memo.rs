@@ -20,12 +20,13 @@ const WAYS: usize = 4;
 fn set_of(hash: u64) -> usize {
     (hash as usize % (SLOTS / WAYS)) * WAYS
 }
+
 /// Longer messages are classified each time. `Trees` lines of 32 channels, ring listings of
 /// 64 ranks and the IB device lists of big hosts fit (a `Trees` line costs 6 000 instructions
 /// to classify).
 const MAX_TEXT: usize = 1024;
-/// Bytes of remembered texts before the memo starts over (a message that takes an occupied
-/// slot is added, its old entry left unused until then).
+/// Bytes of remembered texts before the memo starts over (a message pushed out of its set
+/// leaves its entry and text unused until then).
 const MAX_TEXTS: usize = 1 << 20;
 /// Entries before it starts over, for the same reason.
 const MAX_ENTRIES: usize = 4 * SLOTS;
