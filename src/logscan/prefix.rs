@@ -91,18 +91,9 @@ impl<'a> Place<'a> {
 
 impl<'a> Record<'a> {
     /// The message as text, invalid UTF-8 replaced.
+    #[cfg(test)]
     pub fn text(&self) -> Cow<'a, str> {
-        let msg = self.msg;
-        // NCCL messages are ASCII: a word-at-a-time ASCII check is cheaper than UTF-8
-        // validation of such short strings.
-        if msg.is_ascii() {
-            // SAFETY: every ASCII byte sequence is valid UTF-8.
-            return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(msg) });
-        }
-        match std::str::from_utf8(msg) {
-            Ok(text) => Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(msg),
-        }
+        decode_message(self.msg)
     }
 
     #[cfg(test)]
@@ -243,6 +234,20 @@ pub fn marker_at(bytes: &[u8], at: usize) -> Option<(usize, Level)> {
     tail.get(9)
         .is_none_or(|b| *b == b' ')
         .then_some((at, level))
+}
+
+/// A message's bytes as text, invalid UTF-8 replaced.
+pub fn decode_message(msg: &[u8]) -> Cow<'_, str> {
+    // NCCL messages are ASCII: a word-at-a-time ASCII check is cheaper than UTF-8
+    // validation of such short strings.
+    if msg.is_ascii() {
+        // SAFETY: every ASCII byte sequence is valid UTF-8.
+        return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(msg) });
+    }
+    match std::str::from_utf8(msg) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(msg),
+    }
 }
 
 /// Strips what wrappers append to a message: trailing blanks, Ray's

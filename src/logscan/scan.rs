@@ -220,15 +220,8 @@ impl Analyzer {
             };
             self.event(&record.place, event, seen);
         }
-        let text;
-        let event = match self.memo.lookup(record.level, record.msg) {
-            Some(event) => event,
-            None => {
-                text = record.text();
-                self.memo.learn(record.level, record.msg, &text)
-            }
-        };
-        if let Some(event) = event {
+        let mut text = None;
+        if let Some(event) = self.memo.answer(record.level, record.msg, &mut text) {
             self.event(&record.place, event, seen);
         }
     }

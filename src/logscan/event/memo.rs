@@ -6,6 +6,8 @@
 //! message seen before is not even decoded; the answer is kept as positions in the message,
 //! so it applies to the same text wherever it stands.
 
+use std::borrow::Cow;
+
 use super::{Event, EventOf, classify};
 use crate::logscan::prefix::Level;
 
@@ -68,20 +70,24 @@ impl Default for Memo {
 }
 
 impl Memo {
-    /// `classify`'s answer for the message whose bytes are `raw`, if the memo has it (else
-    /// decode `raw` and `learn` it):
-    ///
-    /// ```ignore
-    /// let text;
-    /// let event = match memo.lookup(level, raw) {
-    ///     Some(event) => event,
-    ///     None => {
-    ///         text = decode(raw);
-    ///         memo.learn(level, raw, &text)
-    ///     }
-    /// };
-    /// ```
-    pub fn lookup<'m>(&self, level: Level, raw: &'m [u8]) -> Option<Option<Event<'m>>> {
+    /// `classify`'s answer for the message whose bytes are `raw`: from the memo, or else
+    /// classified and remembered. A new message is decoded into `text`, which the event may
+    /// borrow.
+    pub fn answer<'m>(
+        &mut self,
+        level: Level,
+        raw: &'m [u8],
+        text: &'m mut Option<Cow<'m, str>>,
+    ) -> Option<Event<'m>> {
+        if let Some(event) = self.lookup(level, raw) {
+            return event;
+        }
+        let msg: &'m str = text.insert(crate::logscan::prefix::decode_message(raw));
+        self.learn(level, raw, msg)
+    }
+
+    /// `classify`'s answer for the message whose bytes are `raw`, if the memo has it.
+    fn lookup<'m>(&self, level: Level, raw: &'m [u8]) -> Option<Option<Event<'m>>> {
         if raw.len() > MAX_TEXT {
             return None;
         }
@@ -106,7 +112,7 @@ impl Memo {
     /// Classifies `msg`, the decoding of `raw`, and remembers the answer when `msg` is `raw`
     /// itself (valid UTF-8) and every text of the event lies in it (a plugin's name can be a
     /// constant).
-    pub fn learn<'m>(&mut self, level: Level, raw: &[u8], msg: &'m str) -> Option<Event<'m>> {
+    fn learn<'m>(&mut self, level: Level, raw: &[u8], msg: &'m str) -> Option<Event<'m>> {
         let event = classify(level, msg);
         if raw.len() > MAX_TEXT || msg.as_ptr() != raw.as_ptr() || msg.len() != raw.len() {
             return event;
@@ -156,7 +162,7 @@ fn text_hash(raw: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
-    /// What the analysis does with the memo: ask, and learn on a miss.
+    /// `Memo::answer` for a message given as text (nothing to decode).
     fn answer<'m>(memo: &mut Memo, level: Level, msg: &'m str) -> Option<Event<'m>> {
         match memo.lookup(level, msg.as_bytes()) {
             Some(event) => event,
@@ -214,6 +220,13 @@ mod tests {
         let text = String::from_utf8_lossy(raw);
         assert_eq!(
             memo.learn(Level::Info, raw, &text),
+            classify(Level::Info, &text)
+        );
+        assert!(memo.lookup(Level::Info, raw).is_none());
+        // Through `answer`, which decodes it itself.
+        let mut decoded = None;
+        assert_eq!(
+            memo.answer(Level::Info, raw, &mut decoded),
             classify(Level::Info, &text)
         );
         assert!(memo.lookup(Level::Info, raw).is_none());

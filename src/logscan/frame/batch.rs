@@ -214,15 +214,8 @@ impl Recorder<'_> {
                 in_chunk = false;
                 return;
             }
-            let text;
-            let event = match self.memo.lookup(record.level, record.msg) {
-                Some(event) => event,
-                None => {
-                    text = record.text();
-                    self.memo.learn(record.level, record.msg, &text)
-                }
-            };
-            let Some(event) = event else {
+            let mut text = None;
+            let Some(event) = self.memo.answer(record.level, record.msg, &mut text) else {
                 return;
             };
             if let Event::Presence = event
