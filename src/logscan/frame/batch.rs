@@ -85,8 +85,9 @@ struct Span {
 impl Batch {
     /// Reads the next chunk of `chunks` and frames it, classifying its records too (through
     /// the reading thread's `memo`) if `classify()` says so once the chunk is read (else the
-    /// analysis thread does, as for `feed`). A batch holds at most `MAX_ITEMS` lines or events: what did not fit goes back
-    /// to `chunks` for the next one. `false` at the end of the input.
+    /// analysis thread does, as for `feed`). A batch holds at most `MAX_ITEMS` lines or
+    /// events: what did not fit goes back to `chunks` for the next one. `false` at the end of
+    /// the input.
     pub fn fill<R: Read>(
         &mut self,
         chunks: &mut Chunks<R>,
