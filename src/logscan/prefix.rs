@@ -396,12 +396,10 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     if tag.starts_with("[20") && tag.len() >= 21 && tag.as_bytes()[20] == b']' {
         tag = tag[21..].trim();
     }
-    let tag = tag
-        .trim_end_matches(':')
-        .trim_end_matches("<stdout>")
-        .trim_end_matches("<stderr>")
-        .trim_end_matches(':')
-        .trim();
+    let tag = trim_end_all(tag, ":");
+    let tag = trim_end_all(tag, "<stdout>");
+    let tag = trim_end_all(tag, "<stderr>");
+    let tag = trim_end_all(tag, ":").trim();
     if tag.is_empty() {
         return None;
     }
@@ -415,6 +413,15 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
         }
         Cow::Owned(_) => Cow::Owned(tag[..end].to_string()),
     })
+}
+
+/// `text` without every `suffix` at its end, as `trim_end_matches` does, without building a
+/// substring searcher per call (this runs per wrapped record whose prefix is not cached).
+fn trim_end_all<'t>(mut text: &'t str, suffix: &str) -> &'t str {
+    while let Some(rest) = text.strip_suffix(suffix) {
+        text = rest;
+    }
+    text
 }
 
 /// The global rank a launcher's tag carries: mpirun `[1,12]`, torch `[rank12]`, `[12]`,
@@ -459,6 +466,22 @@ pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trimming_suffixes_is_trim_end_matches() {
+        for text in [
+            "[1,3]<stdout>:",
+            "x<stdout><stdout>::",
+            "<stderr>",
+            "::",
+            "",
+            "a:b:",
+        ] {
+            for suffix in [":", "<stdout>", "<stderr>"] {
+                assert_eq!(trim_end_all(text, suffix), text.trim_end_matches(suffix));
+            }
+        }
+    }
 
     #[test]
     fn launcher_rank_numbers() {

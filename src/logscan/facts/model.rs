@@ -281,6 +281,22 @@ pub struct OpenInit {
 /// `0x7f10...` → its value; anything else gets a stable hash, so ids stay comparable.
 pub fn hex_id(text: &str) -> u64 {
     let digits = text.strip_prefix("0x").unwrap_or(text);
+    // The common case, 1 to 16 hex digits, without `from_str_radix`'s per-digit checks (a
+    // communicator line has one or two ids, and every rank prints several).
+    if (1..=16).contains(&digits.len()) {
+        let value = digits.bytes().try_fold(0u64, |value, b| {
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return None,
+            };
+            Some(value << 4 | u64::from(digit))
+        });
+        if let Some(value) = value {
+            return value;
+        }
+    }
     u64::from_str_radix(digits, 16).unwrap_or_else(|_| {
         // FNV-1a: ids only need to be compared, never shown.
         text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -338,4 +354,39 @@ pub struct CommGroup {
     pub nranks: Option<u32>,
     pub ranks: HashSet<usize>,
     pub completed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_ids_are_what_from_str_radix_reads_else_a_hash() {
+        let reference = |text: &str| {
+            let digits = text.strip_prefix("0x").unwrap_or(text);
+            u64::from_str_radix(digits, 16).unwrap_or_else(|_| {
+                text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                })
+            })
+        };
+        for text in [
+            "0x7f10a8b0c0d0",
+            "0xFFFFFFFFFFFFFFFF",
+            "0xdeadBEEF",
+            "0x1",
+            "abc",
+            "0x",
+            "",
+            "+1",
+            "0x+1",
+            "0xg1",
+            "0x10000000000000000",
+            "0x00000000000000001",
+            "0x7f10 ",
+            "0xé1",
+        ] {
+            assert_eq!(hex_id(text), reference(text), "{text:?}");
+        }
+    }
 }

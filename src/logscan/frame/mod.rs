@@ -116,17 +116,19 @@ impl Framer {
                         break;
                     }
                     b'N' => {
-                        // `NCCL` starts here.
-                        nccl = true;
-                        // `NCCL INFO ` with its blank, well inside the line limit, is a
-                        // marker however the line ends (one comparison); a level word
-                        // without the blank is decided once the line's end is known.
+                        // `NC` starts here. `NCCL INFO ` with its blank, well inside the line
+                        // limit, is a marker however the line ends (one comparison); a level
+                        // word without the blank is decided once the line's end is known.
                         if let Some(level) = chunk.get(at + 2..at + 10).and_then(level_with_blank) {
+                            nccl = true;
                             self.markers.push((at - pos, level));
                             self.unsure |= at - pos + 10 > MAX_LINE;
-                        } else if let Some(level) = chunk.get(at + 4..at + 9).and_then(level_word) {
-                            self.markers.push((at - pos, level));
-                            self.unsure = true;
+                        } else if chunk.get(at + 2..at + 4) == Some(b"CL") {
+                            nccl = true;
+                            if let Some(level) = chunk.get(at + 4..at + 9).and_then(level_word) {
+                                self.markers.push((at - pos, level));
+                                self.unsure = true;
+                            }
                         }
                     }
                     _ => first_esc = first_esc.min(at - pos),
