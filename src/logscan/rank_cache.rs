@@ -17,10 +17,28 @@ pub struct RankCache {
     recent: RecentPrefixes,
 }
 
+/// The exact table's hash of a record's text before its marker, computed once per record
+/// wherever the bytes are at hand: on the reading thread when it classifies, so the analysis
+/// thread does not hash bytes another core wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyHash(u64);
+
+impl KeyHash {
+    pub fn of(before_marker: &[u8]) -> KeyHash {
+        KeyHash(if before_marker.len() > KEY {
+            0
+        } else {
+            ExactPrefixes::hash(before_marker)
+        })
+    }
+}
+
 impl RankCache {
-    /// The rank cached for a record whose text before the marker is `before_marker`.
-    pub fn find(&mut self, before_marker: &[u8]) -> Option<usize> {
-        if let Some(rank) = self.exact.get(before_marker) {
+    /// The rank cached for a record whose text before the marker is `before_marker`, whose
+    /// hash is `key` (`KeyHash::of(before_marker)`).
+    pub fn find(&mut self, before_marker: &[u8], key: KeyHash) -> Option<usize> {
+        debug_assert_eq!(key, KeyHash::of(before_marker));
+        if let Some(rank) = self.exact.get_hashed(before_marker, key.0) {
             return Some(rank);
         }
         let (rank, prefix_len) = self.recent.find(before_marker)?;
@@ -83,11 +101,16 @@ impl ExactPrefixes {
         (hash as usize % (SLOTS / WAYS)) * WAYS
     }
 
+    #[cfg(test)]
     fn get(&self, key: &[u8]) -> Option<usize> {
-        if key.len() > KEY {
+        self.get_hashed(key, KeyHash::of(key).0)
+    }
+
+    /// The rank of `key`, whose hash is `hash` (0: too long to be kept).
+    fn get_hashed(&self, key: &[u8], hash: u64) -> Option<usize> {
+        if hash == 0 {
             return None;
         }
-        let hash = Self::hash(key);
         let set = Self::set_of(hash);
         self.slots[set..set + WAYS]
             .iter()
@@ -230,6 +253,10 @@ mod tests {
         assert_eq!(recent.entries.len(), RecentPrefixes::SIZE);
     }
 
+    fn find(cache: &mut RankCache, before_marker: &[u8]) -> Option<usize> {
+        cache.find(before_marker, KeyHash::of(before_marker))
+    }
+
     #[test]
     fn exact_prefixes_answer_only_for_the_same_bytes() {
         let mut cache = RankCache::default();
@@ -240,14 +267,23 @@ mod tests {
         // A wrapped line is cached by its prefix only: the wrapper changes line by line.
         cache.remember(b"[1,3]<stdout>:node-1:5:6 [0] ", b"node-1:5:6 [0] ", 4);
         assert_eq!(cache.exact.get(b"[1,3]<stdout>:node-1:5:6 [0] "), None);
-        assert_eq!(cache.find(b"[1,3]<stdout>:node-1:5:6 [0] "), Some(4));
+        assert_eq!(
+            cache.find(
+                b"[1,3]<stdout>:node-1:5:6 [0] ",
+                KeyHash::of(b"[1,3]<stdout>:node-1:5:6 [0] ")
+            ),
+            Some(4)
+        );
         // Found through the recent prefixes, a bare prefix goes into the exact table.
-        assert_eq!(cache.find(b"node-1:5:6 [0] "), Some(4));
+        assert_eq!(
+            cache.find(b"node-1:5:6 [0] ", KeyHash::of(b"node-1:5:6 [0] ")),
+            Some(4)
+        );
         assert_eq!(cache.exact.get(b"node-1:5:6 [0] "), Some(4));
         // Longer than a key: never cached exactly, still found.
         let long = format!("{}:5:7 [0] ", "h".repeat(60));
         cache.remember(long.as_bytes(), long.as_bytes(), 5);
         assert_eq!(cache.exact.get(long.as_bytes()), None);
-        assert_eq!(cache.find(long.as_bytes()), Some(5));
+        assert_eq!(find(&mut cache, long.as_bytes()), Some(5));
     }
 }

@@ -17,7 +17,7 @@ use super::facts::{self, Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
-use super::rank_cache::RankCache;
+use super::rank_cache::{KeyHash, RankCache};
 use super::summary;
 use crate::error::Result;
 
@@ -218,19 +218,22 @@ impl Analyzer {
                 name,
                 connected: false,
             };
-            self.event(&record.place, event, seen);
+            self.event(&record.place, event, seen, None);
         }
         let mut text = None;
         if let Some(event) = self.memo.answer(record.level, record.msg, &mut text) {
-            self.event(&record.place, event, seen);
+            self.event(&record.place, event, seen, None);
         }
     }
 
-    fn event(&mut self, place: &Place, event: Event, seen: &Seen) {
+    /// Folds `event`, from the record at `place`; `key` is `KeyHash::of` its text before the
+    /// marker where the reading thread computed it.
+    fn event(&mut self, place: &Place, event: Event, seen: &Seen, key: Option<KeyHash>) {
+        let key = || key.unwrap_or_else(|| KeyHash::of(place.before_marker()));
         if let Event::Presence = event {
-            return self.presence(place, seen);
+            return self.presence(place, seen, key);
         }
-        if let Some(rank) = self.rank_of(place, seen.source_index) {
+        if let Some(rank) = self.rank_of(place, seen.source_index, key()) {
             self.facts.apply(rank, event, seen);
         }
     }
@@ -240,9 +243,9 @@ impl Analyzer {
     /// A record without evidence still shows that its process exists (a rank whose only
     /// lines are `threadThresholds ...`); it adds no rank to a process already seen, whose
     /// helper threads print other devices.
-    fn presence(&mut self, place: &Place, seen: &Seen) {
+    fn presence(&mut self, place: &Place, seen: &Seen, key: impl FnOnce() -> KeyHash) {
         if !self.seen_prefixes.first_time(place.before_marker())
-            || self.ranks.find(place.before_marker()).is_some()
+            || self.ranks.find(place.before_marker(), key()).is_some()
         {
             return;
         }
@@ -259,8 +262,8 @@ impl Analyzer {
         }
     }
 
-    fn rank_of(&mut self, place: &Place, source_index: usize) -> Option<usize> {
-        if let Some(rank) = self.ranks.find(place.before_marker()) {
+    fn rank_of(&mut self, place: &Place, source_index: usize, key: KeyHash) -> Option<usize> {
+        if let Some(rank) = self.ranks.find(place.before_marker(), key) {
             return Some(rank);
         }
         let origin = place.origin();
@@ -430,11 +433,11 @@ impl Replay for Reading<'_> {
         &mut self,
         raw: &'a [u8],
         line: u64,
-        events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
+        events: impl Iterator<Item = (Place<'a>, Event<'a>, KeyHash)>,
     ) {
         let seen = self.seen(raw, line);
-        for (place, event) in events {
-            self.analyzer.event(&place, event, &seen);
+        for (place, event, key) in events {
+            self.analyzer.event(&place, event, &seen, Some(key));
         }
     }
 }

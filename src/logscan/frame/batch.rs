@@ -10,16 +10,18 @@ use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, Memo, plugin_in_location};
 use crate::logscan::input::Chunks;
 use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
+use crate::logscan::rank_cache::KeyHash;
 
 /// Where a replayed batch goes.
 pub trait Replay: Sink {
     /// A line whose records were classified already: `events` are those that carry an
-    /// event, in order (the others say nothing).
+    /// event, in order (the others say nothing), each with `KeyHash::of` its text before the
+    /// marker.
     fn events<'a>(
         &mut self,
         line: &'a [u8],
         number: u64,
-        events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
+        events: impl Iterator<Item = (Place<'a>, Event<'a>, KeyHash)>,
     );
 }
 
@@ -73,6 +75,7 @@ struct Located {
     region: (u32, u32),
     first: bool,
     event: EventOf<Span>,
+    key: KeyHash,
 }
 
 /// `chunk[start..start + len]`, text of an event.
@@ -135,6 +138,7 @@ impl Batch {
                         (
                             place,
                             located.event.clone().map(&mut |span| span.text(chunk)),
+                            located.key,
                         )
                     });
                     sink.events(text, line.number, events);
@@ -234,6 +238,7 @@ impl Recorder<'_> {
                 region: (record.place.region.0 as u32, record.place.region.1 as u32),
                 first: record.place.first,
                 event,
+                key: KeyHash::of(record.place.before_marker()),
             });
         });
         if !in_chunk {
@@ -330,9 +335,9 @@ mod tests {
             &mut self,
             _: &'a [u8],
             number: u64,
-            events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
+            events: impl Iterator<Item = (Place<'a>, Event<'a>, KeyHash)>,
         ) {
-            for (place, event) in events {
+            for (place, event, _) in events {
                 self.event(place, event, number);
             }
         }
