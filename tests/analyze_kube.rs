@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, LogParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use crate::kube_env::{FakeNode, START, TestNs, cluster, cri_log};
@@ -316,6 +316,24 @@ async fn start(
     pods.patch_status(name, &PatchParams::default(), &Patch::Merge(status))
         .await
         .unwrap_or_else(|e| panic!("status of pod {name}: {e}"));
+    // kwok learns of the new `Logs` object through its watch, which lags on a busy machine:
+    // until then the API server answers "no logs found". Wait until the log is served (and
+    // the previous one), as it would be from a kubelet, so no test races kwok.
+    let params = |previous| LogParams {
+        container: Some(container.to_string()),
+        previous,
+        ..LogParams::default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for want_previous in std::iter::once(false).chain(previous.map(|_| true)) {
+        while let Err(e) = pods.logs(name, &params(want_previous)).await {
+            assert!(
+                Instant::now() < deadline,
+                "kwok never served the log of {name}/{container}: {e}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
 }
 
 /// What one `netcheck analyze --kube` run printed.
