@@ -1086,15 +1086,18 @@ pub struct Signal {
 /// Evidence that an RDMA path was attempted or present (DESIGN.md `socket_fallback`).
 fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Vec<Signal> {
     let mut signals = Vec::new();
-    let mut push = |why: String, on: Option<String>, evidence: &Evidence| {
-        if signals.len() < 64 {
-            signals.push(Signal {
-                why,
-                on,
-                evidence: evidence.clone(),
-            });
-        }
-    };
+    // The texts are made only for signals kept: a job of thousands of processes gives a
+    // signal or two per process, and formatting each label would cost more than the rest.
+    let mut push =
+        |why: &dyn Fn() -> String, on: &dyn Fn() -> Option<String>, evidence: &Evidence| {
+            if signals.len() < 64 {
+                signals.push(Signal {
+                    why: why(),
+                    on: on(),
+                    evidence: evidence.clone(),
+                });
+            }
+        };
     // IPoIB interfaces (`ib0`, `ib-bond0`, `ib0.8001`) or IB ports anywhere in the job.
     let ib_hardware = facts.processes.iter().any(|p| {
         !p.ib_devices.is_empty()
@@ -1115,7 +1118,7 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
         for (failure, evidence) in &p.plugin_failures {
             let found_later = *failure == PluginFailure::OfiProviderMissing && on_tcp_provider;
             if *failure != PluginFailure::NoneUsable && !found_later {
-                push(failure_text(*failure).to_string(), on(), evidence);
+                push(&|| failure_text(*failure).to_string(), &on, evidence);
             }
         }
         if let Some(loaded) = &p.loaded_plugin {
@@ -1135,24 +1138,23 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 .any(|&r| rank_is(per_rank, r, Transport::Socket));
             // The plugin itself on libfabric's tcp provider is not "NCCL used Socket".
             if rdma_plugin && on_socket && !on_tcp_provider {
-                let why = format!(
-                    "the RDMA net plugin `{}` was loaded, yet NCCL used Socket",
-                    loaded.value
-                );
-                push(why, on(), &loaded.evidence);
+                let why = || {
+                    format!(
+                        "the RDMA net plugin `{}` was loaded, yet NCCL used Socket",
+                        loaded.value
+                    )
+                };
+                push(&why, &on, &loaded.evidence);
             }
         }
         if let Some(evidence) = &p.ib_open_failed {
-            push(
-                "an IB/RoCE device exists, but NCCL could not open it".into(),
-                on(),
-                evidence,
-            );
+            let why = || "an IB/RoCE device exists, but NCCL could not open it".to_string();
+            push(&why, &on, evidence);
         }
         if let Some(evidence) = &p.ib_devices_evidence {
-            push("IB/RoCE devices are listed".into(), on(), evidence);
+            push(&|| "IB/RoCE devices are listed".into(), &on, evidence);
             if let Some(failed) = &p.ib_init_failed {
-                push("NCCL's IB transport failed".into(), on(), failed);
+                push(&|| "NCCL's IB transport failed".into(), &on, failed);
             }
         }
         if let Some(provider) = &p.ofi_provider {
@@ -1161,17 +1163,21 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 .iter()
                 .any(|&r| rank_is(per_rank, r, Transport::Socket));
             if is_tcp_provider(&provider.value) {
-                let why = format!(
-                    "the OFI plugin runs on libfabric's TCP provider `{}`",
-                    provider.value
-                );
-                push(why, on(), &provider.evidence);
+                let why = || {
+                    format!(
+                        "the OFI plugin runs on libfabric's TCP provider `{}`",
+                        provider.value
+                    )
+                };
+                push(&why, &on, &provider.evidence);
             } else if used_tcp {
-                let why = format!(
-                    "provider `{}` was selected, yet TCP was used",
-                    provider.value
-                );
-                push(why, on(), &provider.evidence);
+                let why = || {
+                    format!(
+                        "provider `{}` was selected, yet TCP was used",
+                        provider.value
+                    )
+                };
+                push(&why, &on, &provider.evidence);
             }
         }
         // The hosts of one job share their hardware: IPoIB or IB ports shown by any process
@@ -1179,13 +1185,13 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
         if let Some(disabled) = p.env("NCCL_IB_DISABLE").filter(|f| f.value == "1")
             && ib_hardware
         {
-            let why = "NCCL_IB_DISABLE=1 although the host has IB interfaces".to_string();
-            push(why, on(), &disabled.evidence);
+            let why = || "NCCL_IB_DISABLE=1 although the host has IB interfaces".to_string();
+            push(&why, &on, &disabled.evidence);
         }
     }
     // The launch environment asked for an RDMA path (run, check and a pod's own run know it).
     for (why, fact) in asked_for_rdma(facts) {
-        push(why, None, &fact.evidence);
+        push(&|| why.clone(), &|| None, &fact.evidence);
     }
     // Ranks that used RDMA while others used TCP: RDMA was there.
     let socket = per_rank
@@ -1197,7 +1203,11 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
         .flatten()
         .find(|(t, _)| matches!(t, Transport::Efa | Transport::Ib | Transport::Roce));
     if let (true, Some((t, evidence))) = (socket, rdma) {
-        push(format!("other ranks used {}", t.as_str()), None, evidence);
+        push(
+            &|| format!("other ranks used {}", t.as_str()),
+            &|| None,
+            evidence,
+        );
     }
     signals
 }

@@ -13,7 +13,7 @@ pub use model::*;
 use std::collections::HashMap;
 
 use super::analysis::Evidence;
-use super::event::{Conn, Event, InitLine, Link, OfiEvent};
+use super::event::{Conn, Event, IbDevice, InitLine, Link, OfiEvent};
 
 /// Records a fact the first time only; `value` is built only then (no allocation on the
 /// thousands of repeats).
@@ -80,6 +80,30 @@ pub struct Facts {
     pub simulated_nodes: bool,
     /// A cap was hit: some processes or details were not tracked.
     pub capped: bool,
+    /// IB device lists parsed already: the processes of one host print the same list (and
+    /// the hosts of a job the same hardware), and a parse costs thousands of instructions.
+    ib_lists: IbLists,
+}
+
+/// `net_lines::ib_devices` of the last distinct list texts (at most `IbLists::KEPT`).
+#[derive(Debug, Default)]
+struct IbLists(Vec<(String, Vec<IbDevice>)>);
+
+impl IbLists {
+    const KEPT: usize = 64;
+
+    /// The devices `list` names: what parsing it gives, from a list parsed before if there is
+    /// one.
+    fn devices(&mut self, list: &str) -> Vec<IbDevice> {
+        if let Some((_, devices)) = self.0.iter().find(|(text, _)| text == list) {
+            return devices.clone();
+        }
+        let devices = super::net_lines::ib_devices(list);
+        if self.0.len() < Self::KEPT {
+            self.0.push((list.to_string(), devices.clone()));
+        }
+        devices
+    }
 }
 
 impl Facts {
@@ -282,14 +306,16 @@ impl Facts {
                 if p.ib_lists_merged.contains(&hash) {
                     // Merged already.
                 } else if p.ib_devices.is_empty() {
-                    p.ib_devices = super::net_lines::ib_devices(list);
+                    p.ib_devices = self.ib_lists.devices(list);
                     if !p.ib_devices.is_empty() {
                         p.ib_devices_evidence = Some(seen.evidence());
-                        p.ib_lists_merged.push(hash);
                     }
+                    // A list that names no device (`[RO]; OOB eth0`, a layout the parser
+                    // does not read) gives none the next time too: not parsed again.
+                    p.ib_lists_merged.push(hash);
                 } else {
                     // 2.2/2.3 list one port per line; later lists repeat per communicator.
-                    for device in super::net_lines::ib_devices(list) {
+                    for device in self.ib_lists.devices(list) {
                         if p.ib_devices.len() < MAX_LIST && !p.ib_devices.contains(&device) {
                             p.ib_devices.push(device);
                         }
@@ -343,7 +369,9 @@ impl Facts {
                     p.address = Some((name.to_string(), address.to_string()));
                 }
                 set_once(&mut p.bootstrap_interface, || name.to_string(), seen);
-                if !super::net_lines::link_local_interfaces(first).is_empty() {
+                if p.bootstrap_link_local.is_none()
+                    && !super::net_lines::link_local_interfaces(first).is_empty()
+                {
                     p.bootstrap_link_local
                         .get_or_insert_with(|| seen.evidence());
                 }
