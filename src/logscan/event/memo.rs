@@ -88,6 +88,24 @@ impl Memo {
 
     /// `classify`'s answer for the message whose bytes are `raw`, if the memo has it.
     fn lookup<'m>(&self, level: Level, raw: &'m [u8]) -> Option<Option<Event<'m>>> {
+        self.lookup_as(level, raw, &mut |start, len| {
+            let bytes = &raw[start..start + len];
+            // SAFETY: `raw` equals the entry's text, which `learn` kept only when it was
+            // valid UTF-8 as it stood (decoded without a copy), and `start..start + len` is
+            // where an event's `&str` lay in it: at char boundaries of the same bytes.
+            unsafe { std::str::from_utf8_unchecked(bytes) }
+        })
+    }
+
+    /// The memo's answer for the message whose bytes are `raw`, if it has one, with each text
+    /// of the event given as `text(start, len)`: where it lies in `raw`. The reading thread
+    /// turns them into positions in its chunk directly (`frame::batch`).
+    pub fn lookup_as<T>(
+        &self,
+        level: Level,
+        raw: &[u8],
+        text: &mut impl FnMut(usize, usize) -> T,
+    ) -> Option<Option<EventOf<T>>> {
         if raw.len() > MAX_TEXT {
             return None;
         }
@@ -95,18 +113,15 @@ impl Memo {
         let set = set_of(hash);
         let entry = self.slots[set..set + WAYS].iter().find_map(|&slot| {
             let entry = &self.entries[slot.checked_sub(1)? as usize];
-            let text = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
-            (entry.hash == hash && entry.level == level && text == raw).then_some(entry)
+            let known = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
+            (entry.hash == hash && entry.level == level && known == raw).then_some(entry)
         })?;
-        Some(entry.event.clone().map(|event| {
-            event.map(&mut |at| {
-                let bytes = &raw[at.start as usize..(at.start + at.len) as usize];
-                // SAFETY: `raw` equals the entry's text, which `learn` kept only when it was
-                // valid UTF-8 as it stood (decoded without a copy), and `at` is where an
-                // event's `&str` lay in it: at char boundaries of the same bytes.
-                unsafe { std::str::from_utf8_unchecked(bytes) }
-            })
-        }))
+        Some(
+            entry
+                .event
+                .clone()
+                .map(|event| event.map(&mut |at: Offset| text(at.start as usize, at.len as usize))),
+        )
     }
 
     /// Classifies `msg`, the decoding of `raw`, and remembers the answer when `msg` is `raw`

@@ -160,19 +160,27 @@ impl Batch {
 impl Span {
     /// The span of `text` in `chunk`, if `text` lies inside it.
     fn of(text: &str, chunk: &[u8]) -> Option<Span> {
-        let start = (text.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
-        (start + text.len() <= chunk.len()).then_some(Span {
+        Span::of_bytes(text.as_bytes(), chunk)
+    }
+
+    /// The span of `bytes` in `chunk`, if they lie inside it.
+    fn of_bytes(bytes: &[u8], chunk: &[u8]) -> Option<Span> {
+        let start = (bytes.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
+        (start + bytes.len() <= chunk.len()).then_some(Span {
             start: start as u32,
-            len: text.len() as u32,
+            len: bytes.len() as u32,
         })
     }
 
     fn text(self, chunk: &[u8]) -> &str {
         let bytes = &chunk[self.start as usize..(self.start + self.len) as usize];
         debug_assert!(std::str::from_utf8(bytes).is_ok());
-        // SAFETY: spans are made only by `Span::of`, in `fill`, from a `&str` lying in the
-        // chunk just read; the buffer is private and written only by the next `fill`, which
-        // first drops every span. So the bytes are the same valid UTF-8 they were.
+        // SAFETY: spans are made only in `fill`, from the chunk just read: by `Span::of` from
+        // a `&str` lying in it, or from the memo's positions of an event's texts in a message
+        // whose bytes equal a message the memo kept only as valid UTF-8, at the same char
+        // boundaries (`Memo::lookup_as`). The buffer is private and written only by the next
+        // `fill`, which first drops every span. So the bytes are the same valid UTF-8 they
+        // were.
         unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 }
@@ -219,21 +227,39 @@ impl Recorder<'_> {
                 in_chunk = false;
                 return;
             }
-            let mut text = None;
-            let Some(event) = self.memo.answer(record.level, record.msg, &mut text) else {
+            // A message the memo has: its texts are positions in the message, which lies in
+            // the chunk, so they become positions in the chunk without a detour through text.
+            let base = Span::of_bytes(record.msg, self.chunk);
+            let known = base.and_then(|base| {
+                let chunk_span = &mut |start: usize, len: usize| Span {
+                    start: base.start + start as u32,
+                    len: len as u32,
+                };
+                self.memo.lookup_as(record.level, record.msg, chunk_span)
+            });
+            let event = match known {
+                Some(event) => event,
+                None => {
+                    let mut text = None;
+                    let event = self.memo.answer(record.level, record.msg, &mut text);
+                    event.map(|event| {
+                        event.map(&mut |text| {
+                            Span::of(text, self.chunk).unwrap_or_else(|| {
+                                in_chunk = false;
+                                Span::default()
+                            })
+                        })
+                    })
+                }
+            };
+            let Some(event) = event else {
                 return;
             };
-            if let Event::Presence = event
+            if let EventOf::Presence = event
                 && !self.seen.first_time(record.place.before_marker())
             {
                 return;
             }
-            let event = event.map(&mut |text| {
-                Span::of(text, self.chunk).unwrap_or_else(|| {
-                    in_chunk = false;
-                    Span::default()
-                })
-            });
             self.events.push(Located {
                 region: (record.place.region.0 as u32, record.place.region.1 as u32),
                 first: record.place.first,
