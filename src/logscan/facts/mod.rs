@@ -312,7 +312,9 @@ impl Facts {
                     }
                     // A list that names no device (`[RO]; OOB eth0`, a layout the parser
                     // does not read) gives none the next time too: not parsed again.
-                    p.ib_lists_merged.push(hash);
+                    if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
+                        p.ib_lists_merged.push(hash);
+                    }
                 } else {
                     // 2.2/2.3 list one port per line; later lists repeat per communicator.
                     for device in self.ib_lists.devices(list) {
