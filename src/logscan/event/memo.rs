@@ -33,11 +33,11 @@ const MAX_TEXTS: usize = 1 << 20;
 /// Entries before it starts over, for the same reason.
 const MAX_ENTRIES: usize = 4 * SLOTS;
 
-/// Where an event's text lies in its message.
+/// Where an event's text lies in its message: `msg[start..start + len]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Offset {
-    start: u32,
-    len: u32,
+pub struct Offset {
+    pub start: u32,
+    pub len: u32,
 }
 
 /// A remembered message: its text is `texts[start..start + len]`.
@@ -86,86 +86,115 @@ impl Memo {
         self.learn(level, raw, msg)
     }
 
-    /// `classify`'s answer for the message whose bytes are `raw`, if the memo has it.
-    fn lookup<'m>(&self, level: Level, raw: &'m [u8]) -> Option<Option<Event<'m>>> {
-        self.lookup_as(level, raw, &mut |start, len| {
-            let bytes = &raw[start..start + len];
-            // SAFETY: `raw` equals the entry's text, which `learn` kept only when it was
-            // valid UTF-8 as it stood (decoded without a copy), and `start..start + len` is
-            // where an event's `&str` lay in it: at char boundaries of the same bytes.
-            unsafe { std::str::from_utf8_unchecked(bytes) }
-        })
+    /// Classifies `msg`, the decoding of `raw`, and remembers the answer when its texts are
+    /// places in `raw` (`offsets_in`).
+    fn learn<'m>(&mut self, level: Level, raw: &[u8], msg: &'m str) -> Option<Event<'m>> {
+        let event = classify(level, msg);
+        if let Some(offsets) = offsets_in(raw, msg, event) {
+            self.remember(level, raw, offsets);
+        }
+        event
     }
 
-    /// The memo's answer for the message whose bytes are `raw`, if it has one, with each text
-    /// of the event given as `text(start, len)`: where it lies in `raw`. The reading thread
-    /// turns them into positions in its chunk directly (`frame::batch`).
-    pub fn lookup_as<T>(
-        &self,
-        level: Level,
-        raw: &[u8],
-        text: &mut impl FnMut(usize, usize) -> T,
-    ) -> Option<Option<EventOf<T>>> {
+    /// `classify`'s answer for the message whose bytes are `raw`, each text of the event as
+    /// its place in `raw`: from the memo, or else classified and remembered. `None` when a
+    /// text does not lie in `raw` as it stands (a constant name, a message that is not valid
+    /// UTF-8): the caller classifies that record itself. The reading thread keeps these
+    /// places, which hold for the same bytes wherever they stand (`frame::batch`).
+    pub fn offsets(&mut self, level: Level, raw: &[u8]) -> Option<Option<EventOf<Offset>>> {
+        if let Some(entry) = self.find(level, raw) {
+            return Some(entry.event);
+        }
+        let text = crate::logscan::prefix::decode_message(raw);
+        let offsets = offsets_in(raw, &text, classify(level, &text))?;
+        self.remember(level, raw, offsets);
+        Some(offsets)
+    }
+
+    /// `classify`'s answer for the message whose bytes are `raw`, if the memo has it.
+    fn lookup<'m>(&self, level: Level, raw: &'m [u8]) -> Option<Option<Event<'m>>> {
+        let entry = self.find(level, raw)?;
+        Some(entry.event.map(|event| {
+            // SAFETY: `raw` equals the entry's text, which was remembered only when it was
+            // valid UTF-8 as it stood (decoded without a copy: `offsets_in`), and each offset
+            // is where an event's `&str` lay in it: at char boundaries of the same bytes.
+            event.map(&mut |at| unsafe { text_at(raw, at) })
+        }))
+    }
+
+    /// The entry of the message whose bytes are `raw`, if the memo has it.
+    fn find(&self, level: Level, raw: &[u8]) -> Option<&Entry> {
         if raw.len() > MAX_TEXT {
             return None;
         }
         let hash = text_hash(raw);
         let set = set_of(hash);
-        let entry = self.slots[set..set + WAYS].iter().find_map(|&slot| {
+        self.slots[set..set + WAYS].iter().find_map(|&slot| {
             let entry = &self.entries[slot.checked_sub(1)? as usize];
             let known = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
             (entry.hash == hash && entry.level == level && known == raw).then_some(entry)
-        })?;
-        Some(
-            entry
-                .event
-                .clone()
-                .map(|event| event.map(&mut |at: Offset| text(at.start as usize, at.len as usize))),
-        )
+        })
     }
 
-    /// Classifies `msg`, the decoding of `raw`, and remembers the answer when `msg` is `raw`
-    /// itself (valid UTF-8) and every text of the event lies in it (a plugin's name can be a
-    /// constant).
-    fn learn<'m>(&mut self, level: Level, raw: &[u8], msg: &'m str) -> Option<Event<'m>> {
-        let event = classify(level, msg);
-        if raw.len() > MAX_TEXT || msg.as_ptr() != raw.as_ptr() || msg.len() != raw.len() {
-            return event;
+    /// Remembers the answer for `raw` (unless it is too long to be kept).
+    fn remember(&mut self, level: Level, raw: &[u8], event: Option<EventOf<Offset>>) {
+        if raw.len() > MAX_TEXT {
+            return;
         }
-        let base = msg.as_ptr() as usize;
-        let mut inside = true;
-        let offsets = event.clone().map(|event| {
-            event.map(&mut |text: &str| {
-                let start = (text.as_ptr() as usize).wrapping_sub(base);
-                inside &= start <= msg.len() && start + text.len() <= msg.len();
-                Offset {
-                    start: start as u32,
-                    len: text.len() as u32,
-                }
-            })
+        if self.texts.len() + raw.len() > MAX_TEXTS || self.entries.len() >= MAX_ENTRIES {
+            self.slots.fill(0);
+            self.entries.clear();
+            self.texts.clear();
+        }
+        let hash = text_hash(raw);
+        self.entries.push(Entry {
+            level,
+            hash,
+            start: self.texts.len() as u32,
+            len: raw.len() as u32,
+            event,
         });
-        if inside {
-            if self.texts.len() + raw.len() > MAX_TEXTS || self.entries.len() >= MAX_ENTRIES {
-                self.slots.fill(0);
-                self.entries.clear();
-                self.texts.clear();
-            }
-            let hash = text_hash(raw);
-            self.entries.push(Entry {
-                level,
-                hash,
-                start: self.texts.len() as u32,
-                len: raw.len() as u32,
-                event: offsets,
-            });
-            self.texts.extend_from_slice(raw);
-            // The newest in front; the oldest of a full set is forgotten.
-            let set = set_of(hash);
-            self.slots[set..set + WAYS].rotate_right(1);
-            self.slots[set] = self.entries.len() as u32;
-        }
-        event
+        self.texts.extend_from_slice(raw);
+        // The newest in front; the oldest of a full set is forgotten.
+        let set = set_of(hash);
+        self.slots[set..set + WAYS].rotate_right(1);
+        self.slots[set] = self.entries.len() as u32;
     }
+}
+
+/// `event` (classified from `msg`, the decoding of `raw`) with each text as its place in
+/// `raw`; `None` unless `msg` is `raw` itself (valid UTF-8, decoded without a copy) and
+/// every text of the event lies in it (a plugin's name can be a constant).
+fn offsets_in(raw: &[u8], msg: &str, event: Option<Event>) -> Option<Option<EventOf<Offset>>> {
+    if msg.as_ptr() != raw.as_ptr() || msg.len() != raw.len() {
+        return None;
+    }
+    let base = msg.as_ptr() as usize;
+    let mut inside = true;
+    let offsets = event.map(|event| {
+        event.map(&mut |text: &str| {
+            let start = (text.as_ptr() as usize).wrapping_sub(base);
+            inside &= start <= msg.len() && start + text.len() <= msg.len();
+            Offset {
+                start: start as u32,
+                len: text.len() as u32,
+            }
+        })
+    });
+    inside.then_some(offsets)
+}
+
+/// The text at `at` in `bytes`.
+///
+/// # Safety
+///
+/// `bytes[at.start..at.start + at.len]` must be valid UTF-8: the same bytes, at the same
+/// places, as a message `offsets_in` took its offsets from.
+pub unsafe fn text_at(bytes: &[u8], at: Offset) -> &str {
+    let text = &bytes[at.start as usize..(at.start + at.len) as usize];
+    debug_assert!(std::str::from_utf8(text).is_ok());
+    // SAFETY: as the caller promises.
+    unsafe { std::str::from_utf8_unchecked(text) }
 }
 
 /// The memo's hash of a message's bytes.

@@ -14,7 +14,7 @@ use memchr::memmem;
 mod memo;
 mod model;
 
-pub use memo::Memo;
+pub use memo::{Memo, Offset, text_at};
 pub use model::*;
 
 use super::net_lines;

@@ -9,7 +9,7 @@ pub type InitLine<'a> = InitLineOf<&'a str>;
 
 /// What one NCCL record says. `S` is the text type: `&str` while classifying, and a
 /// position in the chunk while a batch moves between threads (`frame::batch`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventOf<S> {
     /// `NCCL version 2.23.4+cuda12.6` (§2); the `+cuda` part is dropped.
     Version(S),

@@ -7,7 +7,7 @@
 use std::io::{self, Read};
 
 use super::{Framer, RareNeedles, Sink, scan_gap};
-use crate::logscan::event::{Event, EventOf, Memo, plugin_in_location};
+use crate::logscan::event::{Event, EventOf, Memo, Offset, plugin_in_location, text_at};
 use crate::logscan::input::Chunks;
 use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
 use crate::logscan::rank_cache::KeyHash;
@@ -69,20 +69,14 @@ enum Kind {
     Gap,
 }
 
-/// A classified record: where it sits in its line and its event, the event's text held as
-/// positions in the chunk.
+/// A classified record: where it sits in its line and its event, the event's texts held as
+/// places in its message, which starts at `msg` in the chunk (as the memo keeps them).
 struct Located {
     region: (u32, u32),
     first: bool,
-    event: EventOf<Span>,
+    msg: u32,
+    event: EventOf<Offset>,
     key: KeyHash,
-}
-
-/// `chunk[start..start + len]`, text of an event.
-#[derive(Clone, Copy, Default)]
-struct Span {
-    start: u32,
-    len: u32,
 }
 
 impl Batch {
@@ -135,11 +129,14 @@ impl Batch {
                             region: (located.region.0 as usize, located.region.1 as usize),
                             first: located.first,
                         };
-                        (
-                            place,
-                            located.event.clone().map(&mut |span| span.text(chunk)),
-                            located.key,
-                        )
+                        let msg = &chunk[located.msg as usize..];
+                        // SAFETY: the offsets are the memo's for the message at `msg`, taken
+                        // in `fill` from the chunk just read: they lie at char boundaries of
+                        // bytes that were valid UTF-8 in place (`Memo::offsets`). The buffer
+                        // is private and written only by the next `fill`, which first drops
+                        // every event. So the bytes are the same valid UTF-8 they were.
+                        let event = located.event.map(&mut |at| unsafe { text_at(msg, at) });
+                        (place, event, located.key)
                     });
                     sink.events(text, line.number, events);
                 }
@@ -154,34 +151,6 @@ impl Batch {
                 }
             }
         }
-    }
-}
-
-impl Span {
-    /// The span of `text` in `chunk`, if `text` lies inside it.
-    fn of(text: &str, chunk: &[u8]) -> Option<Span> {
-        Span::of_bytes(text.as_bytes(), chunk)
-    }
-
-    /// The span of `bytes` in `chunk`, if they lie inside it.
-    fn of_bytes(bytes: &[u8], chunk: &[u8]) -> Option<Span> {
-        let start = (bytes.as_ptr() as usize).checked_sub(chunk.as_ptr() as usize)?;
-        (start + bytes.len() <= chunk.len()).then_some(Span {
-            start: start as u32,
-            len: bytes.len() as u32,
-        })
-    }
-
-    fn text(self, chunk: &[u8]) -> &str {
-        let bytes = &chunk[self.start as usize..(self.start + self.len) as usize];
-        debug_assert!(std::str::from_utf8(bytes).is_ok());
-        // SAFETY: spans are made only in `fill`, from the chunk just read: by `Span::of` from
-        // a `&str` lying in it, or from the memo's positions of an event's texts in a message
-        // whose bytes equal a message the memo kept only as valid UTF-8, at the same char
-        // boundaries (`Memo::lookup_as`). The buffer is private and written only by the next
-        // `fill`, which first drops every span. So the bytes are the same valid UTF-8 they
-        // were.
-        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 }
 
@@ -227,30 +196,12 @@ impl Recorder<'_> {
                 in_chunk = false;
                 return;
             }
-            // A message the memo has: its texts are positions in the message, which lies in
-            // the chunk, so they become positions in the chunk without a detour through text.
-            let base = Span::of_bytes(record.msg, self.chunk);
-            let known = base.and_then(|base| {
-                let chunk_span = &mut |start: usize, len: usize| Span {
-                    start: base.start + start as u32,
-                    len: len as u32,
-                };
-                self.memo.lookup_as(record.level, record.msg, chunk_span)
-            });
-            let event = match known {
-                Some(event) => event,
-                None => {
-                    let mut text = None;
-                    let event = self.memo.answer(record.level, record.msg, &mut text);
-                    event.map(|event| {
-                        event.map(&mut |text| {
-                            Span::of(text, self.chunk).unwrap_or_else(|| {
-                                in_chunk = false;
-                                Span::default()
-                            })
-                        })
-                    })
-                }
+            // The event's texts as places in the message, which lies in the chunk.
+            let msg = (record.msg.as_ptr() as usize).checked_sub(self.chunk.as_ptr() as usize);
+            let (Some(msg), Some(event)) = (msg, self.memo.offsets(record.level, record.msg))
+            else {
+                in_chunk = false;
+                return;
             };
             let Some(event) = event else {
                 return;
@@ -263,6 +214,7 @@ impl Recorder<'_> {
             self.events.push(Located {
                 region: (record.place.region.0 as u32, record.place.region.1 as u32),
                 first: record.place.first,
+                msg: msg as u32,
                 event,
                 key: KeyHash::of(record.place.before_marker()),
             });
