@@ -253,6 +253,14 @@ pub fn decode_message(msg: &[u8]) -> Cow<'_, str> {
 /// Strips what wrappers append to a message: trailing blanks, Ray's
 /// ` [repeated 3x across cluster]`.
 fn clean_message(msg: &[u8]) -> &[u8] {
+    // Nearly every message starts and ends with a printable byte that is not `]`.
+    if let (Some(&first), Some(&last)) = (msg.first(), msg.last())
+        && first.is_ascii_graphic()
+        && last.is_ascii_graphic()
+        && last != b']'
+    {
+        return msg;
+    }
     let mut msg = msg.trim_ascii();
     if msg.last() == Some(&b']')
         && msg.ends_with(b"across cluster]")
