@@ -10,7 +10,8 @@
 //!    `host:pid:tid [dev]` to their left, whatever wrapper (mpirun, srun, Ray, kubectl...) is
 //!    further left. `rank_cache` maps the text before a marker to the record's rank, so most
 //!    records skip that parse.
-//! 3. `event` (+ `net_lines`) — classify each message into an event, or ignore it.
+//! 3. `event` (+ `net_lines`) — classify each message into an event, or ignore it;
+//!    `other_lines` — the words searched for in lines without a record, nccl-tests' rank table.
 //! 4. `facts`  — fold events into per-process, per-rank and per-communicator facts, each with
 //!    the line that showed it; every collection is capped.
 //! 5. `transport` — decide `inter_node_transport`, `socket_fallback` and `gdr` exactly as
@@ -41,6 +42,7 @@ mod frame;
 mod halves;
 mod input;
 mod net_lines;
+mod other_lines;
 mod prefix;
 mod rank_cache;
 pub mod render;

@@ -8,14 +8,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, mpsc};
 
-use aho_corasick::AhoCorasick;
-use regex::Regex;
-
 use super::analysis::{Analysis, Transport};
 use super::event::{Event, Memo, plugin_in_location, version_number};
 use super::facts::{self, Fact, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
+use super::other_lines::{OtherWords, rank_row};
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
 use super::rank_cache::{KeyHash, RankCache};
 use super::summary;
@@ -69,65 +67,6 @@ pub struct Analyzer {
     seen_prefixes: prefix::SeenPrefixes,
     memo: Memo,
 }
-
-/// The words `other_line` looks for, found in one pass over the line.
-struct OtherWords {
-    /// Bit `i`: `PATTERNS[i]` occurs.
-    present: u32,
-    /// Where `NCCL version ` first occurs.
-    nccl_version: Option<usize>,
-}
-
-impl OtherWords {
-    const PATTERNS: [&'static str; 12] = [
-        "NCCL version ",
-        "collective operation timeout",
-        "NCCL error",
-        "ncclRemoteError",
-        "ncclSystemError",
-        "ncclInternalError",
-        "ncclInvalidUsage",
-        "ncclUnhandledCudaError",
-        "libfabric:",
-        "warn",
-        "empty list",
-        "#",
-    ];
-    const TIMEOUT: u32 = 1 << 1;
-    /// PyTorch's NCCL error texts.
-    const ERRORS: u32 = 0b1111_1100;
-    const LIBFABRIC: u32 = 1 << 8;
-    /// `warn` or `empty list`.
-    const LIBFABRIC_TROUBLE: u32 = 0b110 << 8;
-    const HASH: u32 = 1 << 11;
-
-    fn find(text: &str) -> OtherWords {
-        static SEARCH: LazyLock<AhoCorasick> =
-            LazyLock::new(|| AhoCorasick::new(OtherWords::PATTERNS).expect("valid patterns"));
-        let mut found = OtherWords {
-            present: 0,
-            nccl_version: None,
-        };
-        for m in SEARCH.find_overlapping_iter(text) {
-            let pattern = m.pattern().as_u32();
-            if pattern == 0 && found.nccl_version.is_none() {
-                found.nccl_version = Some(m.start());
-            }
-            found.present |= 1 << pattern;
-        }
-        found
-    }
-
-    /// Whether any of the patterns in `mask` occurs.
-    fn has(&self, mask: u32) -> bool {
-        self.present & mask != 0
-    }
-}
-
-static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)")
-        .expect("valid regex")
-});
 
 impl Analyzer {
     pub fn new(options: Options) -> Self {
@@ -321,12 +260,9 @@ impl Analyzer {
             facts.libfabric_warnings.push(seen);
         }
         if found.has(OtherWords::HASH)
-            && let Some(caps) = HEADER.captures(text)
+            && let Some(row) = rank_row(text)
         {
-            let number = |i: usize| caps[i].parse::<u32>().ok();
-            if let (Some(rank), Some(pid), Some(dev)) = (number(1), number(2), number(4)) {
-                facts.header_rank(rank, &caps[3], pid, dev, seen);
-            }
+            facts.header_rank(row.rank, row.host, row.pid, row.dev, seen);
         }
     }
 

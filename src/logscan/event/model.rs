@@ -7,8 +7,9 @@ pub type OfiEvent<'a> = OfiEventOf<&'a str>;
 pub type Conn<'a> = ConnOf<&'a str>;
 pub type InitLine<'a> = InitLineOf<&'a str>;
 
-/// What one NCCL record says. `S` is the text type: `&str` while classifying, and a
-/// position in the chunk while a batch moves between threads (`frame::batch`).
+/// What one NCCL record says. `S` is the text type: `&str` while classifying, and a place
+/// in the message (`memo::Offset`) in the memo and while a batch moves between threads
+/// (`frame::batch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventOf<S> {
     /// `NCCL version 2.23.4+cuda12.6` (§2); the `+cuda` part is dropped.
