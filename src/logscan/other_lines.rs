@@ -87,20 +87,13 @@ static ROW: LazyLock<Regex> = LazyLock::new(|| {
 /// Unicode's.
 pub fn rank_row(text: &str) -> Option<RankRow<'_>> {
     if !text.is_ascii() {
-        let caps = ROW.captures(text)?;
-        let number = |i: usize| caps[i].parse::<u32>().ok();
-        return Some(RankRow {
-            rank: number(1)?,
-            pid: number(2)?,
-            host: caps.get(3)?.as_str(),
-            dev: number(4)?,
-        });
+        return by_regex(text);
     }
     // The regex's match is the one that starts leftmost; from a given `#` the row reads one
     // way only (each part ends where the next one's bytes begin).
-    let (rank, pid, host, dev) =
+    let [rank, pid, host, dev] =
         memchr::memchr_iter(b'#', text.as_bytes()).find_map(|at| ascii_row(text.as_bytes(), at))?;
-    let number = |span: (usize, usize)| text[span.0..span.1].parse::<u32>().ok();
+    let number = |(start, end): Span| text[start..end].parse::<u32>().ok();
     Some(RankRow {
         rank: number(rank)?,
         pid: number(pid)?,
@@ -109,17 +102,23 @@ pub fn rank_row(text: &str) -> Option<RankRow<'_>> {
     })
 }
 
+/// The first row in `text` as `ROW` reads it.
+fn by_regex(text: &str) -> Option<RankRow<'_>> {
+    let caps = ROW.captures(text)?;
+    let number = |i: usize| caps[i].parse::<u32>().ok();
+    Some(RankRow {
+        rank: number(1)?,
+        pid: number(2)?,
+        host: caps.get(3)?.as_str(),
+        dev: number(4)?,
+    })
+}
+
+/// `start..end` in a line.
+type Span = (usize, usize);
+
 /// `ROW` matched at `text[at]` (a `#`) of an ASCII line: the spans of its four captures.
-#[allow(clippy::type_complexity)]
-fn ascii_row(
-    text: &[u8],
-    at: usize,
-) -> Option<(
-    (usize, usize),
-    (usize, usize),
-    (usize, usize),
-    (usize, usize),
-)> {
+fn ascii_row(text: &[u8], at: usize) -> Option<[Span; 4]> {
     let mut cur = Cursor { text, at: at + 1 };
     cur.blanks(0)?;
     cur.word(b"Rank")?;
@@ -128,12 +127,11 @@ fn ascii_row(
     cur.blanks(1)?;
     // `(?:Group\s+\d+\s+)?`: taken when it is there (else `Pid` cannot follow).
     let before_group = cur.at;
-    if cur.word(b"Group").is_some()
+    let group = cur.word(b"Group").is_some()
         && cur.blanks(1).is_some()
         && cur.run(|b| b.is_ascii_digit()).is_some()
-        && cur.blanks(1).is_some()
-    {
-    } else {
+        && cur.blanks(1).is_some();
+    if !group {
         cur.at = before_group;
     }
     cur.word(b"Pid")?;
@@ -147,7 +145,7 @@ fn ascii_row(
     cur.word(b"device")?;
     cur.blanks(1)?;
     let dev = cur.run(|b| b.is_ascii_digit())?;
-    Some((rank, pid, host, dev))
+    Some([rank, pid, host, dev])
 }
 
 /// `\s` on ASCII: Unicode's White_Space among the ASCII bytes.
@@ -176,7 +174,7 @@ impl Cursor<'_> {
     }
 
     /// One or more bytes of `class`, as many as there are: their span.
-    fn run(&mut self, class: impl Fn(u8) -> bool) -> Option<(usize, usize)> {
+    fn run(&mut self, class: impl Fn(u8) -> bool) -> Option<Span> {
         let start = self.at;
         while self.text.get(self.at).is_some_and(|&b| class(b)) {
             self.at += 1;
@@ -188,18 +186,6 @@ impl Cursor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// `rank_row` as `ROW` alone reads it.
-    fn by_regex(text: &str) -> Option<RankRow<'_>> {
-        let caps = ROW.captures(text)?;
-        let number = |i: usize| caps[i].parse::<u32>().ok();
-        Some(RankRow {
-            rank: number(1)?,
-            pid: number(2)?,
-            host: caps.get(3)?.as_str(),
-            dev: number(4)?,
-        })
-    }
 
     #[test]
     fn rank_rows_read_by_hand_are_what_the_regex_reads() {
