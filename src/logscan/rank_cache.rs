@@ -6,7 +6,8 @@
 //!   plain log, one file per rank), in sets of four slots chosen by hash: one hash and one
 //!   comparison.
 //! - `RecentPrefixes`: the last few prefixes, matched at the end of the text before the
-//!   marker, for wrapped lines (`[1,3]<stdout>:`, timestamps) whose wrapper changes.
+//!   marker, for wrapped lines (`[1,3]<stdout>:`, timestamps) whose wrapper changes, and for
+//!   the other threads of a process (`host:pid:tid [dev] ` with another `tid`).
 //!
 //! Both map bytes to the rank `Facts::rank_for` gave for them, which never changes once given.
 
@@ -33,19 +34,41 @@ impl KeyHash {
     }
 }
 
+/// A rank found in the cache.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Found {
+    pub rank: usize,
+    /// Found as another thread of a cached prefix: the length of that thread's prefix at the
+    /// end of the text before the marker. The caller treats the record as a first sight of
+    /// its prefix, without parsing it (`remember` it, read its wrapper).
+    pub other_thread: Option<usize>,
+}
+
 impl RankCache {
     /// The rank cached for a record whose text before the marker is `before_marker`, whose
     /// hash is `key` (`KeyHash::of(before_marker)`).
-    pub fn find(&mut self, before_marker: &[u8], key: KeyHash) -> Option<usize> {
+    pub fn find(&mut self, before_marker: &[u8], key: KeyHash) -> Option<Found> {
         debug_assert_eq!(key, KeyHash::of(before_marker));
         if let Some(rank) = self.exact.get_hashed(before_marker, key.0) {
-            return Some(rank);
+            return Some(Found {
+                rank,
+                other_thread: None,
+            });
         }
-        let (rank, prefix_len) = self.recent.find(before_marker)?;
+        let (rank, prefix_len, other_thread) = self.recent.find(before_marker)?;
+        if other_thread {
+            return Some(Found {
+                rank,
+                other_thread: Some(prefix_len),
+            });
+        }
         if prefix_len == before_marker.len() {
             self.exact.put(before_marker, rank);
         }
-        Some(rank)
+        Some(Found {
+            rank,
+            other_thread: None,
+        })
     }
 
     /// Remembers that `prefix` (NCCL's, at the end of `before_marker`) is `rank`'s.
@@ -144,11 +167,79 @@ impl ExactPrefixes {
 /// The last few `host:pid:tid [dev] ` prefixes and their ranks, most recent first: NCCL logs
 /// come in runs of lines from the same threads, so most records skip prefix parsing and the
 /// hash lookup. (At most one entry can match a record: a match must start at a host boundary.)
+/// A record of another thread of a cached process on the same device is that process's rank
+/// too: NCCL's helper threads print their own ids (`node-1:5:77 [0] `), hundreds of them in a
+/// long job, and each would otherwise be parsed once.
 #[derive(Default)]
 pub struct RecentPrefixes {
-    /// (prefix, rank, the prefix's last eight bytes): most misses differ there (thread id,
-    /// device), so one comparison rejects them.
-    entries: Vec<(Vec<u8>, usize, Option<u64>)>,
+    entries: Vec<Recent>,
+}
+
+struct Recent {
+    prefix: Vec<u8>,
+    rank: usize,
+    /// The prefix's last eight bytes: most misses differ there (thread id, device), so one
+    /// comparison rejects them.
+    tail: Option<u64>,
+    /// Where the thread id lies in `prefix`, when it is NCCL's `host:pid:tid [dev] `.
+    tid: Option<(usize, usize)>,
+}
+
+impl Recent {
+    /// The length of the end of `before_marker` that is this prefix, if it is.
+    fn same(&self, before_marker: &[u8], tail: Option<u64>) -> Option<usize> {
+        let matches = (self.tail.is_none() || self.tail == tail)
+            && ends_with(before_marker, &self.prefix)
+            && at_host_boundary(before_marker, self.prefix.len());
+        matches.then_some(self.prefix.len())
+    }
+
+    /// The same, for this prefix with another thread id: the same `host:pid:` and ` [dev] `
+    /// around 1 to 10 digits, as `prefix::parse_prefix` reads them.
+    fn other_thread(&self, before_marker: &[u8]) -> Option<usize> {
+        let (tid_start, tid_end) = self.tid?;
+        let (head, tail) = (&self.prefix[..tid_start], &self.prefix[tid_end..]);
+        let rest = before_marker.strip_suffix(tail)?;
+        let digits = rest.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+        if !(1..=10).contains(&digits) {
+            return None;
+        }
+        let len = head.len() + digits + tail.len();
+        let matches =
+            rest[..rest.len() - digits].ends_with(head) && at_host_boundary(before_marker, len);
+        matches.then_some(len)
+    }
+}
+
+/// Whether the last `len` bytes of `before_marker` start where a host name can: at its start
+/// or after a byte no host name has (`xnode-1:5:5 [0] ` is not `node-1:5:5 [0] `).
+fn at_host_boundary(before_marker: &[u8], len: usize) -> bool {
+    before_marker[..before_marker.len() - len]
+        .last()
+        .is_none_or(|b| !super::prefix::is_host_byte(*b))
+}
+
+/// Where the thread id lies in NCCL's INFO prefix `host:pid:tid [dev] `: between the `:`
+/// after the pid and ` [dev] ` at the end. `None` for any other shape (a WARN's location
+/// after the device, a pasted `[dev] ` alone, no host).
+fn thread_id_at(prefix: &[u8]) -> Option<(usize, usize)> {
+    let tail_start = prefix.windows(2).rposition(|w| w == b" [")?;
+    let dev = prefix[tail_start + 2..].strip_suffix(b"] ")?;
+    if dev.is_empty() || !dev.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // `digits:` ending at `end`, 1 to 10 digits: where they start.
+    let field = |end: usize| {
+        let digits = (prefix[..end].iter().rev())
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let start = end - digits;
+        ((1..=10).contains(&digits) && start > 0 && prefix[start - 1] == b':').then_some(start)
+    };
+    let tid_start = field(tail_start)?;
+    let pid_start = field(tid_start - 1)?;
+    let host = pid_start > 1 && super::prefix::is_host_byte(prefix[pid_start - 2]);
+    host.then_some((tid_start, tail_start))
 }
 
 /// The last eight bytes of `bytes`, if it has that many.
@@ -162,33 +253,41 @@ fn tail_word(bytes: &[u8]) -> Option<u64> {
 impl RecentPrefixes {
     const SIZE: usize = 8;
 
-    /// The rank of the cached prefix that `before_marker` ends with, and that prefix's length.
-    fn find(&mut self, before_marker: &[u8]) -> Option<(usize, usize)> {
+    /// The rank of the cached prefix that `before_marker` ends with, and the length of that
+    /// end; or, failing that, of one that it ends with but for another thread id (`true`),
+    /// which is left where it is: the caller remembers this thread's prefix.
+    fn find(&mut self, before_marker: &[u8]) -> Option<(usize, usize, bool)> {
         let tail = tail_word(before_marker);
-        let at = self.entries.iter().position(|(prefix, _, prefix_tail)| {
-            // `xnode-1:5:5 [0] ` must not match the cached `node-1:5:5 [0] `.
-            (prefix_tail.is_none() || *prefix_tail == tail)
-                && ends_with(before_marker, prefix)
-                && before_marker[..before_marker.len() - prefix.len()]
-                    .last()
-                    .is_none_or(|b| !super::prefix::is_host_byte(*b))
-        })?;
+        let entries = &self.entries;
+        let Some((at, len)) = (entries.iter().enumerate())
+            .find_map(|(at, e)| Some((at, e.same(before_marker, tail)?)))
+        else {
+            return entries
+                .iter()
+                .find_map(|e| Some((e.rank, e.other_thread(before_marker)?, true)));
+        };
         if at > 0 {
             self.entries[..=at].rotate_right(1);
         }
-        Some((self.entries[0].1, self.entries[0].0.len()))
+        Some((self.entries[0].rank, len, false))
     }
 
     fn remember(&mut self, prefix: &[u8], rank: usize) {
         let mut entry = if self.entries.len() < Self::SIZE {
-            (Vec::new(), rank, None)
+            Recent {
+                prefix: Vec::new(),
+                rank,
+                tail: None,
+                tid: None,
+            }
         } else {
             self.entries.pop().expect("full")
         };
-        entry.0.clear();
-        entry.0.extend_from_slice(prefix);
-        entry.1 = rank;
-        entry.2 = tail_word(prefix);
+        entry.prefix.clear();
+        entry.prefix.extend_from_slice(prefix);
+        entry.rank = rank;
+        entry.tail = tail_word(prefix);
+        entry.tid = thread_id_at(prefix);
         self.entries.insert(0, entry);
     }
 }
@@ -243,18 +342,81 @@ mod tests {
     fn recent_prefixes_match_at_a_host_boundary_only() {
         let mut recent = RecentPrefixes::default();
         for rank in 0..10 {
-            recent.remember(format!("node-1:5:{rank} [0] ").as_bytes(), rank);
+            recent.remember(format!("node-1:5:5 [{rank}] ").as_bytes(), rank);
         }
-        assert_eq!(recent.find(b"node-1:5:9 [0] "), Some((9, 15)));
-        assert_eq!(recent.find(b"[1,3]<stdout>:node-1:5:4 [0] "), Some((4, 15)));
-        assert_eq!(recent.find(b"xnode-1:5:4 [0] "), None);
+        assert_eq!(recent.find(b"node-1:5:5 [9] "), Some((9, 15, false)));
+        assert_eq!(
+            recent.find(b"[1,3]<stdout>:node-1:5:5 [4] "),
+            Some((4, 15, false))
+        );
+        assert_eq!(recent.find(b"xnode-1:5:5 [4] "), None);
         // Only the last eight are kept.
-        assert_eq!(recent.find(b"node-1:5:1 [0] "), None);
+        assert_eq!(recent.find(b"node-1:5:5 [1] "), None);
         assert_eq!(recent.entries.len(), RecentPrefixes::SIZE);
     }
 
+    #[test]
+    fn another_thread_of_a_recent_prefix_is_its_rank_on_the_same_device() {
+        let mut recent = RecentPrefixes::default();
+        recent.remember(b"node-1:5:5 [0] ", 7);
+        recent.remember(b"node-1:5:5 [0] init.cc:10 ", 8);
+        recent.remember(b"node-2:6:1234567890 [3] ", 9);
+        for (before_marker, found) in [
+            (&b"node-1:5:77 [0] "[..], Some((7, 16, true))),
+            (
+                b"[1,3]<stdout>: node-1:5:1234567890 [0] ",
+                Some((7, 24, true)),
+            ),
+            (b"node-2:6:1 [3] ", Some((9, 15, true))),
+            // Not the same process, device or shape.
+            (b"node-1:6:77 [0] ", None),
+            (b"xnode-1:5:77 [0] ", None),
+            (b"node-1:5:77 [1] ", None),
+            (b"node-1:5:12345678901 [0] ", None),
+            (b"node-1:5: [0] ", None),
+            (b"node-1:5:7a [0] ", None),
+            // A WARN's location after the device: only the exact bytes.
+            (b"node-1:5:77 [0] init.cc:10 ", None),
+            (b"node-1:5:5 [0] init.cc:10 ", Some((8, 26, false))),
+        ] {
+            assert_eq!(
+                recent.find(before_marker),
+                found,
+                "{:?}",
+                String::from_utf8_lossy(before_marker)
+            );
+        }
+        // As parsing finds them.
+        for prefix in [
+            &b"node-1:5:5 [0] "[..],
+            b"h:1:2 [10] ",
+            b":1:2 [0] ",
+            b"h:1: [0] ",
+            b"h:1:2 [] ",
+            b"h:1:2 [0] x",
+            b"h:1:2 [0]",
+        ] {
+            let place = crate::logscan::prefix::Place {
+                line: prefix,
+                region: (0, prefix.len()),
+                first: true,
+            };
+            let origin = place.origin();
+            let expected =
+                origin.process.is_some() && origin.dev.is_some() && prefix.ends_with(b"] ");
+            assert_eq!(
+                thread_id_at(prefix).is_some(),
+                expected,
+                "{:?}",
+                String::from_utf8_lossy(prefix)
+            );
+        }
+    }
+
     fn find(cache: &mut RankCache, before_marker: &[u8]) -> Option<usize> {
-        cache.find(before_marker, KeyHash::of(before_marker))
+        cache
+            .find(before_marker, KeyHash::of(before_marker))
+            .map(|found| found.rank)
     }
 
     #[test]
@@ -267,18 +429,9 @@ mod tests {
         // A wrapped line is cached by its prefix only: the wrapper changes line by line.
         cache.remember(b"[1,3]<stdout>:node-1:5:6 [0] ", b"node-1:5:6 [0] ", 4);
         assert_eq!(cache.exact.get(b"[1,3]<stdout>:node-1:5:6 [0] "), None);
-        assert_eq!(
-            cache.find(
-                b"[1,3]<stdout>:node-1:5:6 [0] ",
-                KeyHash::of(b"[1,3]<stdout>:node-1:5:6 [0] ")
-            ),
-            Some(4)
-        );
+        assert_eq!(find(&mut cache, b"[1,3]<stdout>:node-1:5:6 [0] "), Some(4));
         // Found through the recent prefixes, a bare prefix goes into the exact table.
-        assert_eq!(
-            cache.find(b"node-1:5:6 [0] ", KeyHash::of(b"node-1:5:6 [0] ")),
-            Some(4)
-        );
+        assert_eq!(find(&mut cache, b"node-1:5:6 [0] "), Some(4));
         assert_eq!(cache.exact.get(b"node-1:5:6 [0] "), Some(4));
         // Longer than a key: never cached exactly, still found.
         let long = format!("{}:5:7 [0] ", "h".repeat(60));

@@ -15,7 +15,7 @@ use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::other_lines::{OtherWords, rank_row};
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
-use super::rank_cache::{KeyHash, RankCache};
+use super::rank_cache::{Found, KeyHash, RankCache};
 use super::summary;
 use crate::error::Result;
 
@@ -202,8 +202,24 @@ impl Analyzer {
     }
 
     fn rank_of(&mut self, place: &Place, source_index: usize, key: KeyHash) -> Option<usize> {
-        if let Some(rank) = self.ranks.find(place.before_marker(), key) {
-            return Some(rank);
+        let before_marker = place.before_marker();
+        match self.ranks.find(before_marker, key) {
+            Some(Found {
+                rank,
+                other_thread: None,
+            }) => return Some(rank),
+            // Another thread of a known process: as if parsed.
+            Some(Found {
+                rank,
+                other_thread: Some(len),
+            }) => {
+                let (wrapper, prefix) = before_marker.split_at(before_marker.len() - len);
+                self.ranks.remember(before_marker, prefix, rank);
+                let wrapper = if place.first { wrapper } else { b"" };
+                self.check_launcher_rank(rank, wrapper);
+                return Some(rank);
+            }
+            None => {}
         }
         let origin = place.origin();
         let Some(process) = origin.process else {
@@ -218,18 +234,23 @@ impl Analyzer {
             .rank_for(process, None, origin.host, origin.pid, origin.dev)?;
         self.ranks
             .remember(place.before_marker(), origin.prefix, rank);
-        // The launcher's rank number in its tag (`[1,12]<stdout>:`, `[rank12]:`, `12: `).
+        self.check_launcher_rank(rank, origin.wrapper);
+        Some(rank)
+    }
+
+    /// The launcher's rank number in the tag of a prefix seen for the first time
+    /// (`[1,12]<stdout>:`, `[rank12]:`, `12: `), `wrapper` being the text left of NCCL's prefix.
+    fn check_launcher_rank(&mut self, rank: usize, wrapper: &[u8]) {
         let r = &mut self.facts.ranks[rank];
-        if r.launcher_rank.is_none() && !origin.wrapper.is_empty() {
-            let hash = facts::text_hash_bytes(origin.wrapper) | 1;
+        if r.launcher_rank.is_none() && !wrapper.is_empty() {
+            let hash = facts::text_hash_bytes(wrapper) | 1;
             if hash != r.wrapper_checked {
                 r.wrapper_checked = hash;
-                r.launcher_rank = wrapper_tag(origin.wrapper)
+                r.launcher_rank = wrapper_tag(wrapper)
                     .as_deref()
                     .and_then(prefix::launcher_rank);
             }
         }
-        Some(rank)
     }
 
     /// Lines without an NCCL record: the bare version line (≤ 2.21), PyTorch's NCCL errors and
