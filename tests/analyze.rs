@@ -526,7 +526,7 @@ fn reads_gzip_and_several_files_as_one_job() {
         .findings
         .iter()
         .flat_map(|f| f.evidence.iter())
-        .map(|e| e.source.as_str())
+        .map(|e| &*e.source)
         .collect();
     assert!(
         sources.iter().any(|s| s.ends_with("rank1.log.gz")),

@@ -176,7 +176,12 @@ fn the_environment_is_the_evidence_when_the_log_cannot_show_it() {
         "{}",
         fallback.message
     );
-    assert!(fallback.evidence.iter().any(|e| e.source == "environment"));
+    assert!(
+        fallback
+            .evidence
+            .iter()
+            .any(|e| &*e.source == "environment")
+    );
     // TCP pinned on purpose is not a fallback, whatever FI_PROVIDER says.
     record
         .environment

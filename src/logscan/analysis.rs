@@ -180,8 +180,8 @@ pub struct Finding {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Evidence {
-    /// File name (or `<stdin>`).
-    pub source: String,
+    /// File name (or `<stdin>`), shared by every piece of evidence from that source.
+    pub source: std::sync::Arc<str>,
     /// 1-based line number in that source.
     pub line: u64,
     pub text: String,

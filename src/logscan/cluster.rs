@@ -329,7 +329,7 @@ fn evidence_of(analysis: &Analysis, pod: &str, word: &str) -> Vec<Evidence> {
         .findings
         .iter()
         .flat_map(|f| f.evidence.iter())
-        .filter(|e| e.source == pod && e.text.contains(word))
+        .filter(|e| &*e.source == pod && e.text.contains(word))
         .filter(|e| seen.insert((e.line, e.text.clone())))
         .take(2)
         .cloned()
@@ -802,8 +802,8 @@ pub fn with_nodes_in_evidence(c: &ClusterAnalysis) -> Analysis {
         .collect();
     let mut a = c.analysis.clone();
     for e in a.findings.iter_mut().flat_map(|f| f.evidence.iter_mut()) {
-        if let Some(node) = nodes.get(e.source.as_str()) {
-            e.source = format!("{}@{node}", e.source);
+        if let Some(node) = nodes.get(&*e.source) {
+            e.source = format!("{}@{node}", e.source).into();
         }
     }
     a

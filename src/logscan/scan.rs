@@ -89,9 +89,10 @@ impl Analyzer {
         let source_index = self.add_source(source_name);
         let mut buf = std::mem::take(&mut self.buf);
         let mut framer = Framer::default();
+        let source = self.facts.sources[source_index].clone();
         let mut reading = Reading {
+            source: &source,
             analyzer: self,
-            source: source_name,
             source_index,
         };
         let result = input::for_each_chunk(&mut reader, &mut buf, |chunk| {
@@ -119,9 +120,10 @@ impl Analyzer {
 
     fn feed_pipelined<R: Read + Send>(&mut self, reader: R, source_name: &str) -> io::Result<()> {
         let source_index = self.add_source(source_name);
+        let source = self.facts.sources[source_index].clone();
         let mut reading = Reading {
+            source: &source,
             analyzer: self,
-            source: source_name,
             source_index,
         };
         // Batches sent and not yet taken: the reader classifies records only while the
@@ -145,7 +147,7 @@ impl Analyzer {
     }
 
     fn add_source(&mut self, name: &str) -> usize {
-        self.facts.sources.push(name.to_string());
+        self.facts.sources.push(name.into());
         self.facts.sources.len() - 1
     }
 
@@ -367,7 +369,8 @@ fn read_batches<R: Read>(
 /// One source being read: where the framer's lines go.
 struct Reading<'a> {
     analyzer: &'a mut Analyzer,
-    source: &'a str,
+    /// `Facts::sources[source_index]`, which its evidence shares.
+    source: &'a std::sync::Arc<str>,
     source_index: usize,
 }
 
@@ -427,14 +430,16 @@ impl Sink for Reading<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logscan::analysis::Evidence;
 
     /// The analysis of `log` read through batches, classified on the reading side or not.
     fn analysis_via_batches(log: &[u8], classify_early: bool) -> Analysis {
         let mut analyzer = Analyzer::new(Options::default());
         let source_index = analyzer.add_source("t");
+        let source = analyzer.facts.sources[source_index].clone();
         let mut reading = Reading {
+            source: &source,
             analyzer: &mut analyzer,
-            source: "t",
             source_index,
         };
         let mut chunks = input::Chunks::new(log);
@@ -483,5 +488,20 @@ mod tests {
         assert_eq!(devices.len(), 12, "{devices:?}");
         assert_eq!(devices[0], "mlx5_0/IB");
         assert_eq!(devices[11], "mlx5_11/RoCE");
+    }
+
+    #[test]
+    fn evidence_of_one_source_shares_its_name() {
+        let log = crate::logscan::fixture_logs();
+        let a = analyze_reader(&log[..], "job.log", &Options::default()).unwrap();
+        let evidence: Vec<&Evidence> = a.findings.iter().flat_map(|f| &f.evidence).collect();
+        assert!(evidence.len() > 10, "{}", evidence.len());
+        for e in &evidence {
+            assert_eq!(&*e.source, "job.log");
+            assert!(
+                std::sync::Arc::ptr_eq(&e.source, &evidence[0].source),
+                "{e:?}"
+            );
+        }
     }
 }

@@ -48,7 +48,9 @@ fn room_for_all<T>(items: &mut Vec<T>, cap: usize) {
 
 #[derive(Debug, Default)]
 pub struct Facts {
-    pub sources: Vec<String>,
+    /// Names of the sources, shared by their evidence (one allocation per source, not per
+    /// piece of evidence: a big job keeps hundreds of thousands of them).
+    pub sources: Vec<std::sync::Arc<str>>,
     pub processes: Vec<Process>,
     pub ranks: Vec<Rank>,
     process_index: HashMap<String, usize, foldhash::fast::RandomState>,
@@ -613,8 +615,13 @@ impl Facts {
     }
 
     pub fn mark_evidence(&self, mark: &LineMark) -> Evidence {
+        let source = self
+            .sources
+            .get(mark.source)
+            .cloned()
+            .unwrap_or_else(|| "".into());
         let seen = Seen {
-            source: self.sources.get(mark.source).map_or("", String::as_str),
+            source: &source,
             source_index: mark.source,
             line: mark.line,
             raw: &mark.raw,

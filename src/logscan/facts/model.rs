@@ -22,7 +22,7 @@ pub(super) const MAX_MERGED_LISTS: usize = 256;
 /// Where a line came from; turned into `Evidence` only when a fact needs it.
 #[derive(Clone, Copy)]
 pub struct Seen<'a> {
-    pub source: &'a str,
+    pub source: &'a std::sync::Arc<str>,
     /// Index of `source` in `Facts::sources`.
     pub source_index: usize,
     pub line: u64,
@@ -47,7 +47,7 @@ impl Seen<'_> {
 
     pub fn evidence(&self) -> Evidence {
         Evidence {
-            source: self.source.to_string(),
+            source: self.source.clone(),
             line: self.line,
             text: self.text(),
         }
