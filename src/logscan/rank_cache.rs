@@ -140,7 +140,7 @@ impl ExactPrefixes {
             .find(|slot| {
                 slot.hash == hash
                     && usize::from(slot.len) == key.len()
-                    && slot.bytes[..key.len()] == *key
+                    && super::prefix::same_bytes(&slot.bytes[..key.len()], key)
             })
             .map(|slot| slot.rank as usize)
     }

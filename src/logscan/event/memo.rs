@@ -132,7 +132,8 @@ impl Memo {
         self.slots[set..set + WAYS].iter().find_map(|&slot| {
             let entry = &self.entries[slot.checked_sub(1)? as usize];
             let known = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
-            (entry.hash == hash && entry.level == level && known == raw).then_some(entry)
+            let same = || crate::logscan::prefix::same_bytes(known, raw);
+            (entry.hash == hash && entry.level == level && same()).then_some(entry)
         })
     }
 
