@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use super::{Event, EventOf, classify};
-use crate::logscan::prefix::Level;
+use crate::logscan::prefix::{Level, same_bytes};
 
 /// Distinct messages remembered, far more than one job's kinds of lines: sets of `WAYS`
 /// slots chosen by hash, so two messages that share a set (a few dozen pairs among a log's
@@ -132,8 +132,7 @@ impl Memo {
         self.slots[set..set + WAYS].iter().find_map(|&slot| {
             let entry = &self.entries[slot.checked_sub(1)? as usize];
             let known = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
-            let same = || crate::logscan::prefix::same_bytes(known, raw);
-            (entry.hash == hash && entry.level == level && same()).then_some(entry)
+            (entry.hash == hash && entry.level == level && same_bytes(known, raw)).then_some(entry)
         })
     }
 
