@@ -499,6 +499,56 @@ pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// The caches pick a set from the hash's low bits: messages that differ in one digit
+    /// anywhere (channel, rank, address) must spread over the sets as random ones would, or
+    /// they push each other out and are classified again on every line.
+    #[test]
+    fn hash_bytes_spreads_messages_that_differ_in_one_place() {
+        let mut texts = Vec::new();
+        for c in 0..32 {
+            for r in 0..16 {
+                texts.push(format!(
+                    "Channel {c:02}/0 : {r}[{r}] -> {}[{}] via P2P/IPC",
+                    r + 1,
+                    r % 8
+                ));
+                texts.push(format!(
+                    "node-{c:03}:{}:{} [{}] ",
+                    4000 + r,
+                    4100 + r,
+                    r % 8
+                ));
+                texts.push(format!("NET/Socket : Using [0]eth0:10.0.{c}.{r}<0>"));
+            }
+        }
+        // And each byte of a long line changed in turn.
+        let long = "comm 0x55d5c2a0 rank 3 nRanks 16 nNodes 2 localRanks 8 localRank 3 MNNVL 0";
+        for at in 0..long.len() {
+            let mut bytes = long.as_bytes().to_vec();
+            bytes[at] ^= 1;
+            texts.push(String::from_utf8(bytes).unwrap());
+        }
+        for bits in [8u32, 10] {
+            let sets = 1usize << bits;
+            let mut per_set = vec![0usize; sets];
+            for text in &texts {
+                per_set[hash_bytes(text.as_bytes()) as usize % sets] += 1;
+            }
+            let mean = texts.len() as f64 / sets as f64;
+            let worst = *per_set.iter().max().unwrap() as f64;
+            // Random hashing puts at most about mean + 4 sqrt(mean) + 4 in the fullest set.
+            assert!(
+                worst <= mean + 4.0 * mean.sqrt() + 4.0,
+                "{bits} bits: {worst} in one set, mean {mean}"
+            );
+        }
+        // Short keys and every length up to two words hash apart from their neighbours.
+        let all: std::collections::HashSet<u64> = (0..=16)
+            .map(|n| hash_bytes(&b"abcdefghijklmnop"[..n]))
+            .collect();
+        assert_eq!(all.len(), 17);
+    }
+
     #[test]
     fn same_bytes_is_slice_equality() {
         let text: Vec<u8> = (0..100u8).map(|i| b'a' + i % 26).collect();

@@ -29,6 +29,10 @@ pub fn plugin_in_location(before_marker: &[u8]) -> Option<&'static str> {
             .build(["fastsocket", "tcpx"])
             .expect("valid patterns")
     });
+    // Both names hold an `x` or a `k`, which most prefixes lack: two byte searches, cheaper
+    // than starting the automaton on every WARN.
+    memchr::memchr3(b'x', b'X', b'k', before_marker)
+        .or_else(|| memchr::memchr(b'K', before_marker))?;
     let found = NAMES.find(before_marker)?;
     Some(match found.pattern().as_u32() {
         0 => "FastSocket",
@@ -488,6 +492,26 @@ fn breadcrumb(msg: &str) -> Option<Event<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plugins_named_by_a_location_in_any_case() {
+        let cases: [(&[u8], Option<&str>); 6] = [
+            (b"g:1:5 [0] net_fastsocket.cc:321 ", Some("FastSocket")),
+            (b"g:1:5 [0] NET_FASTSOCKET.CC:321 ", Some("FastSocket")),
+            (b"g:2:5 [1] tcpxCommProgress:456 ", Some("GPUDirectTCPX")),
+            (b"g:2:5 [1] TCPXCommProgress:456 ", Some("GPUDirectTCPX")),
+            (b"worker-x:2:5 [1] transport.cc:9 ", None),
+            (b"g:1:5 [0] ", None),
+        ];
+        for (before, want) in cases {
+            assert_eq!(
+                plugin_in_location(before),
+                want,
+                "{}",
+                String::from_utf8_lossy(before)
+            );
+        }
+    }
 
     #[test]
     fn three_by_arrows_splits_as_split_does() {

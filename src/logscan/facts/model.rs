@@ -144,6 +144,10 @@ pub struct Process {
     pub socket_interfaces: Option<Fact<Vec<String>>>,
     /// NET/Socket interfaces on a link-local address (`169.254.x`, `fe80::`).
     pub link_local: Option<Fact<Vec<String>>>,
+    /// `text_hash` of the last interface list searched for link-local addresses (0: none):
+    /// NCCL prints the same list for every communicator, and one without them has none the
+    /// next time either.
+    pub link_local_checked: u64,
     /// The bootstrap interface is on a link-local address.
     pub bootstrap_link_local: Option<Evidence>,
     pub bootstrap_interface: Option<Fact<String>>,
