@@ -353,13 +353,15 @@ impl Facts {
                 {
                     p.address = Some((name.to_string(), address.to_string()));
                 }
-                let hash = || text_hash(text) | 1;
-                if p.link_local.is_none() && p.link_local_checked != hash() {
-                    p.link_local_checked = hash();
-                    let link_local = super::net_lines::link_local_interfaces(text);
-                    if !link_local.is_empty() {
-                        let value = link_local.into_iter().map(str::to_string).collect();
-                        set_once(&mut p.link_local, || value, seen);
+                if p.link_local.is_none() {
+                    let hash = text_hash(text) | 1;
+                    if p.link_local_checked != hash {
+                        p.link_local_checked = hash;
+                        let link_local = super::net_lines::link_local_interfaces(text);
+                        if !link_local.is_empty() {
+                            let value = link_local.into_iter().map(str::to_string).collect();
+                            set_once(&mut p.link_local, || value, seen);
+                        }
                     }
                 }
             }
