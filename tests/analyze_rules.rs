@@ -151,6 +151,30 @@ const ROWS: &[Row] = &[
       tray-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 1\n\
       tray-a:2:2 [1] NCCL INFO comm 0x1 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 1\n",
      Transport::None, Some(false), Some("all-ranks-one-host")),
+    // init.cc 2.21.5+ looks for a clique only when the host hashes make several nodes, unless
+    // NCCL_MNNVL_ENABLE=1 forces it; p2p.cc names every P2P link of an MNNVL communicator
+    // `P2P/MNNVL`, whichever hosts its ends are on.
+    ("`MNNVL 1` not forced, one rank's excerpt: NCCL formed the clique across hosts",
+     "tray-a:1:1 [0] NCCL INFO Using network IB\n\
+      tray-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 1\n\
+      tray-a:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/MNNVL\n",
+     Transport::Nvlink, Some(false), Some("mnnvl")),
+    ("must not: `NCCL_MNNVL_ENABLE=1`, half the clique on one host: one tray or several, not IB",
+     "tray-a:1:1 [0] NCCL INFO Using network IB\n\
+      tray-a:1:1 [0] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.\n\
+      tray-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 1\n\
+      tray-a:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/MNNVL\n\
+      tray-a:2:2 [1] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.\n\
+      tray-a:2:2 [1] NCCL INFO comm 0x1 rank 1 nRanks 4 nNodes 1 localRanks 4 localRank 1 MNNVL 1\n",
+     Transport::Unknown, Some(false), Some("mnnvl")),
+    ("must not: `NCCL_MNNVL_ENABLE=1` and `P2P/MNNVL` links, every rank on one tray",
+     "tray-a:1:1 [0] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.\n\
+      tray-a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 1\n\
+      tray-a:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/MNNVL\n\
+      tray-a:2:2 [1] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.\n\
+      tray-a:2:2 [1] NCCL INFO comm 0x1 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 1\n\
+      tray-a:2:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/MNNVL\n",
+     Transport::None, Some(false), Some("all-ranks-one-host")),
 ];
 
 #[test]

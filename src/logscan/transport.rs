@@ -234,6 +234,7 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
         expect,
         &rdma_signals,
         rdma_carried,
+        clique_only(facts, &decided),
         socket_module,
     );
     // One host, shown: TCP between NCCL's "nodes" stayed on it (NCCL_HOSTID, P2P and SHM
@@ -282,9 +283,8 @@ pub fn decide(facts: &Facts, expect: Option<Transport>) -> Decision {
             .max_nnodes
             .filter(|&n| n > 1)
             .or((hosts.len() >= 2).then_some(hosts.len() as u32)),
-        NodeCount::Unknown => job
-            .max_nnodes
-            .or((hosts.len() >= 2).then_some(hosts.len() as u32)),
+        // `nNodes 1` that did not prove one node (a split, an NVLink clique) is no count.
+        NodeCount::Unknown => None,
     };
     Decision {
         per_rank,
@@ -424,12 +424,14 @@ fn several_by_nnodes(v: &NodeView) -> Option<Nodes> {
     found(NodeCount::Several, Basis::Nnodes, why, Some(&n.evidence))
 }
 
-/// A `via NET/...` or `P2P/MNNVL` connection line.
+/// A `via NET/...` connection line, or `P2P/MNNVL` where the environment did not force
+/// MNNVL (see `mnnvl_transport`: unforced, NCCL forms a clique only across hosts).
 fn several_by_channel_lines(v: &NodeView) -> Option<Nodes> {
     let conn = v.facts.ranks.iter().find_map(|r| {
+        let forced = mnnvl_forced(&v.facts.processes[r.process]);
         r.conns
             .iter()
-            .find(|c| c.is_network() || c.label == "P2P/MNNVL")
+            .find(|c| c.is_network() || (c.label == "P2P/MNNVL" && !forced))
     })?;
     let why = format!("{} connections between ranks", conn.label);
     found(
@@ -738,14 +740,8 @@ fn rank_transport(
             network: Some(name.to_string()),
         });
     }
-    if let Some(conn) = rank.conns.iter().find(|c| c.label == "P2P/MNNVL") {
-        return Some(RankDecision {
-            transport: Transport::Nvlink,
-            evidence: conn.evidence.clone(),
-            basis: vec![Basis::ChannelLines],
-            why: "P2P/MNNVL links between hosts".into(),
-            network: None,
-        });
+    if let Some(decision) = mnnvl_transport(rank, process, nodes) {
+        return Some(decision);
     }
     if nodes.count == NodeCount::One {
         let evidence = rank
@@ -759,15 +755,6 @@ fn rank_transport(
             evidence,
             basis: vec![],
             why: String::new(),
-            network: None,
-        });
-    }
-    if let Some(evidence) = &rank.mnnvl {
-        return Some(RankDecision {
-            transport: Transport::Nvlink,
-            evidence: evidence.clone(),
-            basis: vec![Basis::Mnnvl],
-            why: "MNNVL 1".into(),
             network: None,
         });
     }
@@ -813,6 +800,63 @@ fn rank_transport(
         }
         NodeCount::One => None,
     }
+}
+
+/// Multi-node NVLink: what an MNNVL communicator (`MNNVL 1`, or its `P2P/MNNVL` links)
+/// says about the traffic between hosts.
+/// - NCCL names every P2P link of an MNNVL communicator `P2P/MNNVL` (p2p.cc: `comm->MNNVL ?
+///   "MNNVL" : "CUMEM"`), so a link's label does not say that it leaves its host.
+/// - NCCL looks for an NVLink clique only when the host hashes already make several nodes,
+///   unless `NCCL_MNNVL_ENABLE=1` forces the check (init.cc 2.21+: `(nNodes > 1 &&
+///   MNNVL_ENABLE != 0) || MNNVL_ENABLE == 1`). So `MNNVL 1` proves several hosts only where
+///   the environment did not force it; forced (one GB200 tray tested alone), host names decide.
+/// - With the whole communicator one clique (`nNodes 1`), every transfer between hosts, if
+///   there were several, went over NVLink: never over the network NCCL selected.
+///
+/// `None` where the rank is not MNNVL, or where another rule decides (one node shown; a
+/// forced clique that is not the whole communicator).
+fn mnnvl_transport(rank: &Rank, process: &Process, nodes: &Nodes) -> Option<RankDecision> {
+    let link = rank.conns.iter().find(|c| c.label == "P2P/MNNVL");
+    let (evidence, basis) = match (&rank.mnnvl, link) {
+        (Some(e), _) => (e, Basis::Mnnvl),
+        (None, Some(conn)) => (&conn.evidence, Basis::ChannelLines),
+        (None, None) => return None,
+    };
+    let forced = mnnvl_forced(process);
+    let nvlink = |why: String| RankDecision {
+        transport: Transport::Nvlink,
+        evidence: evidence.clone(),
+        basis: vec![basis],
+        why,
+        network: None,
+    };
+    match nodes.count {
+        NodeCount::One => None,
+        NodeCount::Several => Some(nvlink("an NVLink clique (MNNVL 1) across hosts".into())),
+        NodeCount::Unknown if !forced => Some(nvlink(
+            "MNNVL 1: NCCL forms an NVLink clique only across hosts unless NCCL_MNNVL_ENABLE=1"
+                .into(),
+        )),
+        NodeCount::Unknown => {
+            let one_clique = rank.max_nnodes.as_ref().is_none_or(|n| n.value <= 1);
+            one_clique.then(|| RankDecision {
+                transport: Transport::Unknown,
+                evidence: evidence.clone(),
+                basis: vec![basis],
+                why: "NCCL_MNNVL_ENABLE=1 makes one NVLink clique of one host or several, \
+                      and no line shows which"
+                    .into(),
+                network: None,
+            })
+        }
+    }
+}
+
+/// `NCCL_MNNVL_ENABLE=1`: NCCL looked for an NVLink clique even on one host.
+fn mnnvl_forced(process: &Process) -> bool {
+    process
+        .env("NCCL_MNNVL_ENABLE")
+        .is_some_and(|f| f.value == "1")
 }
 
 /// The network module NCCL selected for this rank when no connection line shows it:
@@ -1327,6 +1371,7 @@ fn socket_fallback(
     expect: Option<Transport>,
     rdma_signals: &[Signal],
     rdma_carried: bool,
+    clique_only: bool,
     socket_module: bool,
 ) -> Option<bool> {
     match inter_node {
@@ -1334,6 +1379,8 @@ fn socket_fallback(
         // RDMA demonstrably carried traffic (NET/IB lines without the link layer), or the
         // node count is unknown but NCCL selected Socket: the fallback can still be evident.
         Transport::Unknown if rdma_carried => return Some(false),
+        // Each communicator one NVLink clique: nothing between hosts used the network.
+        Transport::Unknown if clique_only => return Some(false),
         Transport::Unknown if socket_module => {}
         Transport::Unknown => return None,
         Transport::Socket => {}
@@ -1412,6 +1459,25 @@ fn rdma_carried(facts: &Facts, decided: &[Option<RankDecision>]) -> bool {
                 .is_some_and(|n| is_ib_module(&n.to_ascii_lowercase()))
     });
     ib_lines || facts.processes.iter().any(|p| p.ib_traffic.is_some())
+}
+
+/// Every undecided rank is undecided only because its communicator is one NVLink clique of
+/// unknown extent (`mnnvl_transport`): one host or several, no traffic took the network.
+fn clique_only(facts: &Facts, decided: &[Option<RankDecision>]) -> bool {
+    let mut unknown = facts
+        .ranks
+        .iter()
+        .zip(decided)
+        .filter(|(_, d)| {
+            d.as_ref()
+                .is_some_and(|d| d.transport == Transport::Unknown)
+        })
+        .peekable();
+    unknown.peek().is_some()
+        && unknown.all(|(r, _)| {
+            let mnnvl = r.mnnvl.is_some() || r.conns.iter().any(|c| c.label == "P2P/MNNVL");
+            mnnvl && r.max_nnodes.as_ref().is_none_or(|n| n.value <= 1)
+        })
 }
 
 /// A TCP-only plugin (FastSocket) or `NCCL_NET=Socket`: TCP was chosen on purpose.
