@@ -1,7 +1,10 @@
 //! Which rank a record belongs to, from the text left of its marker, without parsing NCCL's
 //! `host:pid:tid [dev] ` prefix again: the analysis asks this for nearly every record, and a
-//! parse and a process lookup cost ten times a cache hit. Two caches, tried in order:
+//! parse and a process lookup cost ten times a cache hit. Three caches, tried in order:
 //!
+//! - `LastTexts`: the last two texts before a marker that were found, compared byte for
+//!   byte without hashing: runs of lines from one thread, or two threads taking turns, are
+//!   most of a log (four records in five of the benchmark's mix).
 //! - `ExactPrefixes`: the whole text before the marker, when it is NCCL's prefix alone (a
 //!   plain log, one file per rank), in sets of four slots chosen by hash: one hash and one
 //!   comparison.
@@ -11,27 +14,12 @@
 //!
 //! Both map bytes to the rank `Facts::rank_for` gave for them, which never changes once given.
 
-/// The two caches.
+/// The three caches.
 #[derive(Default)]
 pub struct RankCache {
+    last: LastTexts,
     exact: ExactPrefixes,
     recent: RecentPrefixes,
-}
-
-/// The exact table's hash of a record's text before its marker, computed once per record
-/// wherever the bytes are at hand: on the reading thread when it classifies, so the analysis
-/// thread does not hash bytes another core wrote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KeyHash(u64);
-
-impl KeyHash {
-    pub fn of(before_marker: &[u8]) -> KeyHash {
-        KeyHash(if before_marker.len() > KEY {
-            0
-        } else {
-            ExactPrefixes::hash(before_marker)
-        })
-    }
 }
 
 /// A rank found in the cache.
@@ -45,15 +33,20 @@ pub struct Found {
 }
 
 impl RankCache {
-    /// The rank cached for a record whose text before the marker is `before_marker`, whose
-    /// hash is `key` (`KeyHash::of(before_marker)`).
-    pub fn find(&mut self, before_marker: &[u8], key: KeyHash) -> Option<Found> {
-        debug_assert_eq!(key, KeyHash::of(before_marker));
-        if let Some(rank) = self.exact.get_hashed(before_marker, key.0) {
-            return Some(Found {
+    /// The rank cached for a record whose text before the marker is `before_marker`.
+    pub fn find(&mut self, before_marker: &[u8]) -> Option<Found> {
+        let found = |rank| {
+            Some(Found {
                 rank,
                 other_thread: None,
-            });
+            })
+        };
+        if let Some(rank) = self.last.get(before_marker) {
+            return found(rank);
+        }
+        if let Some(rank) = self.exact.get(before_marker) {
+            self.last.put(before_marker, rank);
+            return found(rank);
         }
         let (rank, prefix_len, other_thread) = self.recent.find(before_marker)?;
         if other_thread {
@@ -65,10 +58,9 @@ impl RankCache {
         if prefix_len == before_marker.len() {
             self.exact.put(before_marker, rank);
         }
-        Some(Found {
-            rank,
-            other_thread: None,
-        })
+        // A wrapped record too: the same wrapper, prefix and all, is the same rank.
+        self.last.put(before_marker, rank);
+        found(rank)
     }
 
     /// Remembers that `prefix` (NCCL's, at the end of `before_marker`) is `rank`'s.
@@ -77,6 +69,71 @@ impl RankCache {
         if prefix.len() == before_marker.len() {
             self.exact.put(before_marker, rank);
         }
+        self.last.put(before_marker, rank);
+    }
+}
+
+/// The last two texts before a marker (at most `KEY` bytes) that were found, and their
+/// ranks, the latest first.
+#[derive(Default)]
+struct LastTexts {
+    texts: [LastText; 2],
+}
+
+#[derive(Clone, Copy)]
+struct LastText {
+    /// 0 while empty (a text before a marker is never empty: it ends with NCCL's prefix).
+    len: u8,
+    rank: u32,
+    bytes: [u8; KEY],
+}
+
+impl Default for LastText {
+    fn default() -> Self {
+        LastText {
+            len: 0,
+            rank: 0,
+            bytes: [0; KEY],
+        }
+    }
+}
+
+impl LastText {
+    #[inline]
+    fn is(&self, key: &[u8]) -> bool {
+        usize::from(self.len) == key.len()
+            && super::prefix::same_bytes(&self.bytes[..key.len()], key)
+    }
+}
+
+impl LastTexts {
+    #[inline]
+    fn get(&mut self, key: &[u8]) -> Option<usize> {
+        if key.is_empty() || key.len() > KEY {
+            return None;
+        }
+        if self.texts[0].is(key) {
+            return Some(self.texts[0].rank as usize);
+        }
+        if self.texts[1].is(key) {
+            self.texts.swap(0, 1);
+            return Some(self.texts[0].rank as usize);
+        }
+        None
+    }
+
+    fn put(&mut self, key: &[u8], rank: usize) {
+        let Ok(rank) = u32::try_from(rank) else {
+            return;
+        };
+        if key.is_empty() || key.len() > KEY {
+            return;
+        }
+        self.texts[1] = self.texts[0];
+        let text = &mut self.texts[0];
+        text.len = key.len() as u8;
+        text.rank = rank;
+        text.bytes[..key.len()].copy_from_slice(key);
     }
 }
 
@@ -124,16 +181,12 @@ impl ExactPrefixes {
         (hash as usize % (SLOTS / WAYS)) * WAYS
     }
 
-    #[cfg(test)]
+    /// The rank of `key`.
     fn get(&self, key: &[u8]) -> Option<usize> {
-        self.get_hashed(key, KeyHash::of(key).0)
-    }
-
-    /// The rank of `key`, whose hash is `hash` (0: too long to be kept).
-    fn get_hashed(&self, key: &[u8], hash: u64) -> Option<usize> {
-        if hash == 0 {
+        if key.len() > KEY {
             return None;
         }
+        let hash = Self::hash(key);
         let set = Self::set_of(hash);
         self.slots[set..set + WAYS]
             .iter()
@@ -414,9 +467,7 @@ mod tests {
     }
 
     fn find(cache: &mut RankCache, before_marker: &[u8]) -> Option<usize> {
-        cache
-            .find(before_marker, KeyHash::of(before_marker))
-            .map(|found| found.rank)
+        cache.find(before_marker).map(|found| found.rank)
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::other_lines::{OtherWords, rank_row};
 use super::prefix::{self, Level, Place, Record, strip_ansi, wrapper_tag};
-use super::rank_cache::{Found, KeyHash, RankCache};
+use super::rank_cache::{Found, RankCache};
 use super::summary;
 use crate::error::Result;
 
@@ -159,22 +159,20 @@ impl Analyzer {
                 name,
                 connected: false,
             };
-            self.event(&record.place, event, seen, None);
+            self.event(&record.place, event, seen);
         }
         let mut text = None;
         if let Some(event) = self.memo.answer(record.level, record.msg, &mut text) {
-            self.event(&record.place, event, seen, None);
+            self.event(&record.place, event, seen);
         }
     }
 
-    /// Folds `event`, from the record at `place`; `key` is `KeyHash::of` its text before the
-    /// marker where the reading thread computed it.
-    fn event(&mut self, place: &Place, event: Event, seen: &Seen, key: Option<KeyHash>) {
-        let key = || key.unwrap_or_else(|| KeyHash::of(place.before_marker()));
+    /// Folds `event`, from the record at `place`.
+    fn event(&mut self, place: &Place, event: Event, seen: &Seen) {
         if let Event::Presence = event {
-            return self.presence(place, seen, key);
+            return self.presence(place, seen);
         }
-        if let Some(rank) = self.rank_of(place, seen.source_index, key()) {
+        if let Some(rank) = self.rank_of(place, seen.source_index) {
             self.facts.apply(rank, event, seen);
         }
     }
@@ -184,9 +182,9 @@ impl Analyzer {
     /// A record without evidence still shows that its process exists (a rank whose only
     /// lines are `threadThresholds ...`); it adds no rank to a process already seen, whose
     /// helper threads print other devices.
-    fn presence(&mut self, place: &Place, seen: &Seen, key: impl FnOnce() -> KeyHash) {
+    fn presence(&mut self, place: &Place, seen: &Seen) {
         if !self.seen_prefixes.first_time(place.before_marker())
-            || self.ranks.find(place.before_marker(), key()).is_some()
+            || self.ranks.find(place.before_marker()).is_some()
         {
             return;
         }
@@ -203,9 +201,9 @@ impl Analyzer {
         }
     }
 
-    fn rank_of(&mut self, place: &Place, source_index: usize, key: KeyHash) -> Option<usize> {
+    fn rank_of(&mut self, place: &Place, source_index: usize) -> Option<usize> {
         let before_marker = place.before_marker();
-        match self.ranks.find(before_marker, key) {
+        match self.ranks.find(before_marker) {
             Some(Found {
                 rank,
                 other_thread: None,
@@ -393,11 +391,11 @@ impl Replay for Reading<'_> {
         &mut self,
         raw: &'a [u8],
         line: u64,
-        events: impl Iterator<Item = (Place<'a>, Event<'a>, KeyHash)>,
+        events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
     ) {
         let seen = self.seen(raw, line);
-        for (place, event, key) in events {
-            self.analyzer.event(&place, event, &seen, Some(key));
+        for (place, event) in events {
+            self.analyzer.event(&place, event, &seen);
         }
     }
 }

@@ -10,18 +10,16 @@ use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, Memo, Offset, plugin_in_location, text_at};
 use crate::logscan::input::Chunks;
 use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
-use crate::logscan::rank_cache::KeyHash;
 
 /// Where a replayed batch goes.
 pub trait Replay: Sink {
     /// A line whose records were classified already: `events` are those that carry an
-    /// event, in order (the others say nothing), each with `KeyHash::of` its text before the
-    /// marker.
+    /// event, in order (the others say nothing).
     fn events<'a>(
         &mut self,
         line: &'a [u8],
         number: u64,
-        events: impl Iterator<Item = (Place<'a>, Event<'a>, KeyHash)>,
+        events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
     );
 }
 
@@ -76,7 +74,6 @@ struct Located {
     first: bool,
     msg: u32,
     event: EventOf<Offset>,
-    key: KeyHash,
 }
 
 impl Batch {
@@ -136,7 +133,7 @@ impl Batch {
                         // is private and written only by the next `fill`, which first drops
                         // every event. So the bytes are the same valid UTF-8 they were.
                         let event = located.event.map(&mut |at| unsafe { text_at(msg, at) });
-                        (place, event, located.key)
+                        (place, event)
                     });
                     sink.events(text, line.number, events);
                 }
@@ -216,7 +213,6 @@ impl Recorder<'_> {
                 first: record.place.first,
                 msg: msg as u32,
                 event,
-                key: KeyHash::of(record.place.before_marker()),
             });
         });
         if !in_chunk {
@@ -313,9 +309,9 @@ mod tests {
             &mut self,
             _: &'a [u8],
             number: u64,
-            events: impl Iterator<Item = (Place<'a>, Event<'a>, KeyHash)>,
+            events: impl Iterator<Item = (Place<'a>, Event<'a>)>,
         ) {
-            for (place, event, _) in events {
+            for (place, event) in events {
                 self.event(place, event, number);
             }
         }
