@@ -471,6 +471,55 @@ mod tests {
     }
 
     #[test]
+    fn the_last_two_texts_answer_without_the_table() {
+        let mut last = LastTexts::default();
+        assert_eq!(last.get(b"node-1:5:5 [0] "), None);
+        last.put(b"node-1:5:5 [0] ", 1);
+        last.put(b"node-1:5:6 [0] ", 2);
+        // Two threads taking turns both hit.
+        for _ in 0..3 {
+            assert_eq!(last.get(b"node-1:5:5 [0] "), Some(1));
+            assert_eq!(last.get(b"node-1:5:6 [0] "), Some(2));
+        }
+        // Only the same bytes: not a longer or shorter text that ends or starts alike.
+        assert_eq!(last.get(b"xnode-1:5:5 [0] "), None);
+        assert_eq!(last.get(b"node-1:5:5 [0]"), None);
+        // A third pushes out the one used least lately.
+        last.put(b"node-1:5:7 [0] ", 3);
+        assert_eq!(last.get(b"node-1:5:5 [0] "), None);
+        assert_eq!(last.get(b"node-1:5:6 [0] "), Some(2));
+        assert_eq!(last.get(b"node-1:5:7 [0] "), Some(3));
+        // Empty and over-long texts are never kept.
+        last.put(b"", 4);
+        let long = format!("{}:5:7 [0] ", "h".repeat(60));
+        last.put(long.as_bytes(), 5);
+        assert_eq!(last.get(b""), None);
+        assert_eq!(last.get(long.as_bytes()), None);
+        assert_eq!(last.get(b"node-1:5:7 [0] "), Some(3));
+    }
+
+    #[test]
+    fn a_wrapped_record_is_answered_by_the_last_texts_as_by_its_prefix() {
+        let mut cache = RankCache::default();
+        cache.remember(b"[1,3]<stdout>:node-1:5:6 [0] ", b"node-1:5:6 [0] ", 4);
+        // The same wrapper again: from the last texts; the exact table never holds it.
+        assert_eq!(find(&mut cache, b"[1,3]<stdout>:node-1:5:6 [0] "), Some(4));
+        assert_eq!(cache.exact.get(b"[1,3]<stdout>:node-1:5:6 [0] "), None);
+        // Another wrapper of the same prefix: from the recent prefixes, then remembered.
+        assert_eq!(find(&mut cache, b"[1,4]<stdout>:node-1:5:6 [0] "), Some(4));
+        assert_eq!(cache.last.get(b"[1,4]<stdout>:node-1:5:6 [0] "), Some(4));
+        // Another thread is not an exact answer: the caller remembers it first.
+        assert_eq!(
+            cache.find(b"[1,4]<stdout>:node-1:5:7 [0] "),
+            Some(Found {
+                rank: 4,
+                other_thread: Some(15)
+            })
+        );
+        assert_eq!(cache.last.get(b"[1,4]<stdout>:node-1:5:7 [0] "), None);
+    }
+
+    #[test]
     fn exact_prefixes_answer_only_for_the_same_bytes() {
         let mut cache = RankCache::default();
         cache.remember(b"node-1:5:5 [0] ", b"node-1:5:5 [0] ", 3);
