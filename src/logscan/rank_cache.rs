@@ -12,7 +12,8 @@
 //!   marker, for wrapped lines (`[1,3]<stdout>:`, timestamps) whose wrapper changes, and for
 //!   the other threads of a process (`host:pid:tid [dev] ` with another `tid`).
 //!
-//! Both map bytes to the rank `Facts::rank_for` gave for them, which never changes once given.
+//! All three map bytes to the rank `Facts::rank_for` gave for them, which never changes once
+//! given.
 
 /// The three caches.
 #[derive(Default)]
