@@ -245,6 +245,30 @@ fn garbled_host_names_are_not_more_hosts() {
 }
 
 #[test]
+fn a_host_name_torn_before_any_whole_one_is_not_another_host() {
+    // Interleaved output cut the front off a process's first line (`pu-node-7` for
+    // `gpu-node-7`), before any line showed the whole name; the other processes print it whole.
+    let log = "pu-node-7:200:200 [1] NCCL INFO cudaDriverVersion 12040\n\
+               gpu-node-7:200:200 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\n\
+               gpu-node-7:200:201 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n\
+               gpu-node-7:100:100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>\n\
+               gpu-node-7:100:101 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n\
+               gpu-node-7:100:101 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+               gpu-node-7:200:201 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n";
+    let a = run(log);
+    assert_eq!(a.hosts, ["gpu-node-7"]);
+    assert_eq!(a.inter_node_transport, Transport::None);
+    // The whole name first, as before: the same answer.
+    let whole_first: String = log
+        .lines()
+        .skip(1)
+        .chain(log.lines().take(1))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(run(&whole_first).hosts, ["gpu-node-7"]);
+}
+
+#[test]
 fn link_local_socket_addresses() {
     let two_nodes = "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
         a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0>\n\

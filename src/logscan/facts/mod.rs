@@ -46,6 +46,10 @@ fn room_for_all<T>(items: &mut Vec<T>, cap: usize) {
     }
 }
 
+/// Processes waiting for the whole spelling of their torn host name: torn first lines are
+/// rare, and a log full of them is garbled beyond this repair.
+const MAX_TORN: usize = 64;
+
 #[derive(Debug, Default)]
 pub struct Facts {
     /// Names of the sources, shared by their evidence (one allocation per source, not per
@@ -57,6 +61,10 @@ pub struct Facts {
     /// Processes by pid (at most 16 each), to recognise garbled host names.
     pid_index: HashMap<u32, Vec<usize>>,
     host_names: std::collections::HashSet<String>,
+    /// Processes first seen under a garbled host name whose whole spelling no other process
+    /// had shown yet (at most `MAX_TORN`): the process takes the whole name once another
+    /// process shows it, whichever comes first in the log.
+    torn_names: Vec<(usize, String)>,
     /// Keyed by `commId`.
     pub groups: HashMap<u64, CommGroup>,
     /// Line buffers of completed inits, reused for new ones (no allocation per `Init START`).
@@ -156,12 +164,14 @@ impl Facts {
                 if self.process_index.len() < 2 * MAX_PROCESSES {
                     self.process_index.insert(key.to_string(), index);
                 }
-                // The garbled name came first: a shorter name that other processes use too
-                // is the real one.
-                if let Some(host) = host
-                    && self.host_names.contains(host)
-                {
-                    self.processes[index].host = Some(host.to_string());
+                // The garbled name came first: the name that other processes use too is the
+                // real one. If none has shown it yet, the first that does decides.
+                if let Some(host) = host {
+                    if self.host_names.contains(host) {
+                        self.processes[index].host = Some(host.to_string());
+                    } else if self.torn_names.len() < MAX_TORN {
+                        self.torn_names.push((index, host.to_string()));
+                    }
                 }
                 index
             }
@@ -183,6 +193,13 @@ impl Facts {
                     && self.host_names.len() < MAX_PROCESSES
                 {
                     self.host_names.insert(host.to_string());
+                    self.torn_names.retain(|(torn, whole)| {
+                        let shown = whole == host;
+                        if shown {
+                            self.processes[*torn].host = Some(host.to_string());
+                        }
+                        !shown
+                    });
                 }
                 if let Some(pid) = pid {
                     let same = self.pid_index.entry(pid).or_default();
