@@ -266,6 +266,27 @@ fn a_host_name_torn_before_any_whole_one_is_not_another_host() {
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(run(&whole_first).hosts, ["gpu-node-7"]);
+    // A torn spelling that a process dropped for the whole name is no one's name: the same
+    // tear on another process's line later keeps that process's whole name.
+    let log = "tesla-106:100:100 [0] NCCL INFO Bootstrap : Using eno2:192.168.1.106<0>\n\
+               sla-106:200:200 [1] NCCL INFO Bootstrap : Using eno2:192.168.1.106<0>\n\
+               tesla-106:200:200 [1] NCCL INFO NET/Socket : Using [0]eno2:192.168.1.106<0>\n\
+               sla-106:100:101 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC\n\
+               tesla-106:100:101 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+               tesla-106:200:201 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n";
+    let a = run(log);
+    assert_eq!(a.hosts, ["tesla-106"]);
+    assert_eq!(a.inter_node_transport, Transport::None);
+    // One process alone, its first NCCL line glued onto the program's output and another
+    // onto an earlier record: three spellings, one host. (Which one is the name the lines
+    // cannot say: a torn `23` ends `worker-23` as `node01` ends `trainingnode01`.)
+    let log = "Use GPU: 0 for trainingnode01:3384:3384 [0] NCCL INFO Bootstrap : Using [0]eno1:192.168.50.11<0>\n\
+               node01:3384:3384 [0] NCCL INFO NET/Socket : Using [0]eno1:192.168.50.11<0>\n\
+               node01:3384:3414 [0] NCCL INFO Setting affinity for GPU 0 to 03f03fnode01:3384:3414 [0] NCCL INFO Using 256 threads, Min Comp Cap 6, Trees enabled up to size -2\n\
+               node01:3384:3414 [0] NCCL INFO comm 0x7fe3d4001980 rank 0 nranks 1 cudaDev 0 nvmlDev 0 - Init COMPLETE\n";
+    let a = run(log);
+    assert_eq!(a.hosts.len(), 1, "{:?}", a.hosts);
+    assert_eq!(a.inter_node_transport, Transport::None);
 }
 
 #[test]

@@ -46,9 +46,11 @@ fn room_for_all<T>(items: &mut Vec<T>, cap: usize) {
     }
 }
 
-/// Processes waiting for the whole spelling of their torn host name: torn first lines are
-/// rare, and a log full of them is garbled beyond this repair.
-const MAX_TORN: usize = 64;
+/// Processes whose host name came in more than one spelling (garbled lines): torn or glued
+/// lines are rare, and a log full of them is garbled beyond this repair.
+const MAX_GARBLED: usize = 64;
+/// Spellings kept per such process.
+const MAX_SPELLINGS: usize = 8;
 
 #[derive(Debug, Default)]
 pub struct Facts {
@@ -60,11 +62,12 @@ pub struct Facts {
     process_index: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Processes by pid (at most 16 each), to recognise garbled host names.
     pid_index: HashMap<u32, Vec<usize>>,
-    host_names: std::collections::HashSet<String>,
-    /// Processes first seen under a garbled host name whose whole spelling no other process
-    /// had shown yet (at most `MAX_TORN`): the process takes the whole name once another
-    /// process shows it, whichever comes first in the log.
-    torn_names: Vec<(usize, String)>,
+    /// How many processes go by each host name (at most `MAX_PROCESSES` names): a torn name
+    /// that a process dropped for its whole one no longer counts as another's.
+    host_names: HashMap<String, u32>,
+    /// The host spellings of processes seen under more than one (at most `MAX_GARBLED`
+    /// processes): which one is the name is decided again as other processes show theirs.
+    garbled: Vec<(usize, Vec<String>)>,
     /// Keyed by `commId`.
     pub groups: HashMap<u64, CommGroup>,
     /// Line buffers of completed inits, reused for new ones (no allocation per `Init START`).
@@ -164,14 +167,8 @@ impl Facts {
                 if self.process_index.len() < 2 * MAX_PROCESSES {
                     self.process_index.insert(key.to_string(), index);
                 }
-                // The garbled name came first: the name that other processes use too is the
-                // real one. If none has shown it yet, the first that does decides.
                 if let Some(host) = host {
-                    if self.host_names.contains(host) {
-                        self.processes[index].host = Some(host.to_string());
-                    } else if self.torn_names.len() < MAX_TORN {
-                        self.torn_names.push((index, host.to_string()));
-                    }
+                    self.add_spelling(index, host);
                 }
                 index
             }
@@ -189,17 +186,15 @@ impl Facts {
                     ..Process::default()
                 });
                 self.process_index.insert(key.to_string(), index);
-                if let Some(host) = host
-                    && self.host_names.len() < MAX_PROCESSES
-                {
-                    self.host_names.insert(host.to_string());
-                    self.torn_names.retain(|(torn, whole)| {
-                        let shown = whole == host;
-                        if shown {
-                            self.processes[*torn].host = Some(host.to_string());
+                if let Some(host) = host {
+                    self.count_host(host, 1);
+                    // A garbled process that has this spelling too: another process now goes
+                    // by it.
+                    for entry in 0..self.garbled.len() {
+                        if self.garbled[entry].1.iter().any(|name| name == host) {
+                            self.settle_host(entry);
                         }
-                        !shown
-                    });
+                    }
                 }
                 if let Some(pid) = pid {
                     let same = self.pid_index.entry(pid).or_default();
@@ -229,6 +224,72 @@ impl Facts {
         Some(rank)
     }
 
+    /// Process `index` showed its host name spelled `host` too (`garbled_alias`).
+    fn add_spelling(&mut self, index: usize, host: &str) {
+        let entry = match self.garbled.iter().position(|(p, _)| *p == index) {
+            Some(entry) => entry,
+            None if self.garbled.len() < MAX_GARBLED => {
+                let first = self.processes[index].host.clone().into_iter().collect();
+                self.garbled.push((index, first));
+                self.garbled.len() - 1
+            }
+            None => return,
+        };
+        let names = &mut self.garbled[entry].1;
+        if names.len() < MAX_SPELLINGS && !names.iter().any(|name| name == host) {
+            names.push(host.to_string());
+        }
+        self.settle_host(entry);
+    }
+
+    /// Which spelling of a garbled process's host name is the name: the one most other
+    /// processes go by (a line torn at the front, `pgds-aihub0007` for `tpgds-aihub0007`, or
+    /// text glued in front, `280356ljm` for `ljm`); else the name stays. (A spelling that
+    /// the others end with is no better: a torn `23` is that for `worker-23`.)
+    fn settle_host(&mut self, entry: usize) {
+        let (index, names) = &self.garbled[entry];
+        let current = self.processes[*index].host.as_deref();
+        let others = |name: &str| {
+            let all = self.host_names.get(name).copied().unwrap_or(0);
+            all.saturating_sub(u32::from(current == Some(name)))
+        };
+        let choice = names
+            .iter()
+            .filter(|name| others(name) > 0)
+            .max_by_key(|name| others(name));
+        if let Some(choice) = choice
+            && Some(choice.as_str()) != current
+        {
+            let (index, choice) = (*index, choice.clone());
+            self.rename_host(index, &choice);
+        }
+    }
+
+    /// Gives process `index` the host name `host`.
+    fn rename_host(&mut self, index: usize, host: &str) {
+        if let Some(old) = self.processes[index].host.replace(host.to_string()) {
+            self.count_host(&old, -1);
+        }
+        self.count_host(host, 1);
+    }
+
+    /// One process more (`by` 1) or fewer (-1) goes by `host`.
+    fn count_host(&mut self, host: &str, by: i32) {
+        let room = self.host_names.len() < MAX_PROCESSES;
+        match self.host_names.get_mut(host) {
+            Some(n) => *n = n.saturating_add_signed(by),
+            None if by > 0 && room => {
+                self.host_names.insert(host.to_string(), 1);
+            }
+            None => {}
+        }
+    }
+
+    /// Whether a process has gone by the host name `host`.
+    pub fn knows_host(&self, host: &str) -> bool {
+        self.host_names.get(host).is_some_and(|&n| n > 0)
+    }
+
     /// Whether the process `key` (`host:pid`) has been seen.
     pub fn knows(&self, key: &str) -> bool {
         self.process_index.contains_key(key)
@@ -239,10 +300,16 @@ impl Facts {
     /// `worker-23`).
     fn garbled_alias(&self, host: Option<&str>, pid: Option<u32>) -> Option<usize> {
         let (host, pid) = (host?, pid?);
+        let related =
+            |known: &str| known != host && (host.ends_with(known) || known.ends_with(host));
         self.pid_index.get(&pid)?.iter().copied().find(|&i| {
-            self.processes[i].host.as_deref().is_some_and(|known| {
-                known != host && (host.ends_with(known) || known.ends_with(host))
-            })
+            self.processes[i].host.as_deref().is_some_and(related)
+                // Any spelling it showed before: `03f03fnode01` after `trainingnode01` and
+                // `node01`.
+                || self
+                    .garbled
+                    .iter()
+                    .any(|(p, names)| *p == i && names.iter().any(|name| related(name)))
         })
     }
 
