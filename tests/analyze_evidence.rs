@@ -290,6 +290,25 @@ fn a_host_name_torn_before_any_whole_one_is_not_another_host() {
 }
 
 #[test]
+fn records_glued_by_interleaved_output_keep_their_messages() {
+    // Rank 0's `Init COMPLETE` lost its newline: the word runs into rank 1's host, which an
+    // earlier line showed whole. Rank 1's `Using network` came with Ray's tag and dedup tail.
+    let log = "(W pid=1) h-7:1:1 [0] NCCL INFO Using network IB\n\
+               (W pid=2) h-7:2:2 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.7<0>\n\
+               (W pid=1) h-7:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n\
+               (W pid=2) h-7:2:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n\
+               (W pid=1) h-7:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETEh-7:2:2 [1] NCCL INFO Using network IB [repeated 3x across cluster](W pid=2) h-7:2:2 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n";
+    let a = run(log);
+    assert_eq!(a.hosts, ["h-7"]);
+    assert_eq!(a.networks, ["IB"]);
+    assert_eq!(a.inter_node_transport, Transport::None);
+    assert!(!has(&a, "init-incomplete"), "{:?}", a.findings);
+    for rank in &a.per_rank {
+        assert_eq!(rank.last_phase.as_deref(), Some("init-complete"), "{rank:?}");
+    }
+}
+
+#[test]
 fn link_local_socket_addresses() {
     let two_nodes = "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
         a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]pod-id-link0:169.254.170.23<0>\n\

@@ -173,28 +173,48 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 const PREFIX_WINDOW: usize = 600;
 
 /// Calls `f` for every NCCL record in `line`, the first marker already found by
-/// `find_marker`.
-pub fn for_each_record_at<'a>(line: &'a [u8], first: (usize, Level), f: impl FnMut(Record<'a>)) {
-    for_each_record(line, first, |from| find_marker(line, from), f);
+/// `find_marker`. `known(host, pid)`: whether a process of that host (and pid) was seen
+/// (see `for_each_record`).
+pub fn for_each_record_at<'a>(
+    line: &'a [u8],
+    first: (usize, Level),
+    known: impl Fn(&str, u32) -> bool,
+    f: impl FnMut(Record<'a>),
+) {
+    for_each_record(line, first, |from| find_marker(line, from), known, f);
 }
 
 /// Calls `f` for every NCCL record in `line`, given all its markers in order (as
-/// `frame::Framer` finds them; not empty).
+/// `frame::Framer` finds them; not empty). `known` as for `for_each_record_at`.
 pub fn for_each_record_in<'a>(
     line: &'a [u8],
     markers: &[(usize, Level)],
+    known: impl Fn(&str, u32) -> bool,
     f: impl FnMut(Record<'a>),
 ) {
     let mut rest = markers.iter().copied().skip(1);
-    for_each_record(line, markers[0], |_| rest.next(), f);
+    for_each_record(line, markers[0], |_| rest.next(), known, f);
+}
+
+/// No process is known: records are split by their text alone.
+pub fn none_known(_: &str, _: u32) -> bool {
+    false
 }
 
 /// The records of `line` from its first marker on; `next_marker(from)` finds the next
 /// marker at or after `from`, where the previous record's message starts.
+///
+/// A record glued onto the previous one (interleaved output lost a newline) starts where
+/// its own prefix starts, and the previous message ends before it, without the glued
+/// record's launcher tag (Ray's `(Worker pid=12, ip=..)`, mpirun's `[1,0]<stdout>:`). Host
+/// names take every letter and digit left of `:pid:`, so a message that ends in a word
+/// (`Init COMPLETE`, `P2P/IPC/read`) runs into the host: when the host so read is not known
+/// but ends in one that is (`known(host, pid)`), the record starts at that one.
 fn for_each_record<'a>(
     line: &'a [u8],
     first: (usize, Level),
     mut next_marker: impl FnMut(usize) -> Option<(usize, Level)>,
+    known: impl Fn(&str, u32) -> bool,
     mut f: impl FnMut(Record<'a>),
 ) {
     let (at, level) = first;
@@ -203,14 +223,12 @@ fn for_each_record<'a>(
     loop {
         let (level, region, msg_start) = current;
         let next = next_marker(msg_start);
-        // A glued record starts where the next marker's own prefix starts.
         let (msg_end, next_record) = match next {
             Some((m, next_level)) => {
-                let next_start = msg_start + parse_prefix(&line[msg_start..m]).start;
-                (
-                    next_start,
-                    Some((next_level, (msg_start, m), m + MARKER_LEN)),
-                )
+                let glued = parse_prefix(&line[msg_start..m]).shifted(msg_start);
+                let start = known_host_start(line, &glued, &known).unwrap_or(glued.start);
+                let msg_end = launcher_tag_start(&line[msg_start..start]) + msg_start;
+                (msg_end, Some((next_level, (msg_end, m), m + MARKER_LEN)))
             }
             None => (line.len(), None),
         };
@@ -229,6 +247,63 @@ fn for_each_record<'a>(
             None => return,
         }
     }
+}
+
+/// Where a glued record really starts when its host, read greedily, ran into the end of
+/// the previous message: the start of the longest known host that ends it.
+fn known_host_start(
+    line: &[u8],
+    glued: &Prefix,
+    known: &impl Fn(&str, u32) -> bool,
+) -> Option<usize> {
+    let ((host_start, host_end), pid) = (glued.host?, glued.pid?);
+    let host = std::str::from_utf8(&line[host_start..host_end]).ok()?;
+    if known(host, pid) {
+        return None;
+    }
+    let at = (1..host.len().saturating_sub(1))
+        .find(|&at| host.is_char_boundary(at) && known(&host[at..], pid))?;
+    // Digits in front may as well be a torn `pid:tid` of another line as the message's last
+    // number (`nranks 2` + `80356` of `803563:...`): then the host is read as before.
+    let cut = &host.as_bytes()[..at];
+    (!cut.iter().all(u8::is_ascii_digit)).then_some(host_start + at)
+}
+
+/// Where a launcher's tag glued at the end of `text` (the text between a message and the
+/// next record's prefix) starts, or `text.len()`: Ray's `(Name pid=N, ip=A)`, the
+/// bracketed tags of mpirun (`[1,0]<stdout>:`) and torchrun (`[default0]:`), and
+/// `srun -l`'s `12: `.
+fn launcher_tag_start(text: &[u8]) -> usize {
+    let trimmed = trim_end_len(text);
+    let body = &text[..trimmed];
+    let open = match body.last() {
+        Some(b')') => memrchr(b'(', body)
+            .filter(|&open| memchr::memmem::find(&body[open..], b"pid=").is_some()),
+        Some(b':') => {
+            let inner = body.strip_suffix(b":").unwrap_or(body);
+            let inner = inner
+                .strip_suffix(b"<stdout>")
+                .or_else(|| inner.strip_suffix(b"<stderr>"))
+                .unwrap_or(inner);
+            if inner.ends_with(b"]") {
+                memrchr(b'[', inner)
+            } else {
+                let digits = inner
+                    .iter()
+                    .rev()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                let start = inner.len() - digits;
+                // After a blank, or glued onto a word (`Init START12:`); after a digit the
+                // number may be the message's own.
+                let before = start.checked_sub(1).map(|at| inner[at]);
+                let tag = before.is_some_and(|b| b == b' ' || b.is_ascii_alphabetic());
+                ((1..=6).contains(&digits) && tag).then_some(start)
+            }
+        }
+        _ => None,
+    };
+    open.unwrap_or(text.len())
 }
 
 /// `NCCL INFO ` and `NCCL WARN ` are both this long.
@@ -601,7 +676,7 @@ mod tests {
     fn records(line: &str) -> Vec<Record<'_>> {
         let mut out = Vec::new();
         if let Some(first) = find_marker(line.as_bytes(), 0) {
-            for_each_record_at(line.as_bytes(), first, |r| out.push(r));
+            for_each_record_at(line.as_bytes(), first, none_known, |r| out.push(r));
         }
         out
     }
@@ -706,6 +781,87 @@ mod tests {
             (Some("b"), "Using network Socket")
         );
         assert_eq!(recs[1].origin().wrapper, b"");
+    }
+
+    /// The records of `line` and the hosts of each, `known` naming the hosts seen before.
+    fn glued<'l>(line: &'l str, known: &[&str]) -> Vec<(Option<&'l str>, String)> {
+        let mut out = Vec::new();
+        let first = find_marker(line.as_bytes(), 0).expect("a marker");
+        let known = |host: &str, _: u32| known.contains(&host);
+        for_each_record_at(line.as_bytes(), first, known, |r| {
+            out.push((r.origin().host, r.text().into_owned()))
+        });
+        out
+    }
+
+    #[test]
+    fn a_glued_record_does_not_take_the_end_of_the_message_before_it() {
+        // The host read greedily ran into the previous message's last word.
+        let line = "x3c0:1:1 [0] NCCL INFO comm 0x5 rank 0 nranks 2 cudaDev 0 - Init COMPLETEx3c0:1:2 [0] NCCL INFO Connected all rings";
+        assert_eq!(
+            glued(line, &["x3c0"]),
+            [
+                (
+                    Some("x3c0"),
+                    "comm 0x5 rank 0 nranks 2 cudaDev 0 - Init COMPLETE".into()
+                ),
+                (Some("x3c0"), "Connected all rings".into()),
+            ]
+        );
+        // Unknown hosts: read as before (the word stays with the host).
+        assert_eq!(glued(line, &[])[1].0, Some("COMPLETEx3c0"));
+        // A host that is known as read is kept whole.
+        let line = "a:1:1 [0] NCCL INFO via P2P/IPC/readip-1:2:2 [1] NCCL INFO Connected all rings";
+        assert_eq!(glued(line, &["readip-1", "ip-1"])[1].0, Some("readip-1"));
+        assert_eq!(glued(line, &["ip-1"])[0].1, "via P2P/IPC/read");
+        // Digits in front may be a torn pid: no cut.
+        let line = "ljm:1:1 [0] NCCL INFO comm 0x9 rank 0 nranks 280356ljm:2:1 [1] NCCL INFO Connected all rings";
+        assert_eq!(glued(line, &["ljm"])[1].0, Some("280356ljm"));
+    }
+
+    #[test]
+    fn a_glued_records_launcher_tag_is_not_part_of_the_message_before_it() {
+        for (tag, message) in [
+            (
+                "(RayWorkerWrapper pid=655, ip=10.0.0.2) ",
+                "Using network IB",
+            ),
+            ("[1,3]<stdout>:", "Using network IB"),
+            ("[default3]:", "Using network IB"),
+            (" 12: ", "Using network IB"),
+            ("12: ", "Using network IB"),
+        ] {
+            let line = format!(
+                "h:1:1 [0] NCCL INFO Using network IB{tag}h:2:2 [3] NCCL INFO Connected all rings"
+            );
+            assert_eq!(glued(&line, &[])[0].1, message, "{tag:?}");
+        }
+        // With Ray's dedup tail in between.
+        let line = "h:1:1 [0] NCCL INFO Using network IB [repeated 6x across cluster](RayWorkerWrapper pid=655) h:2:2 [3] NCCL INFO Connected all rings";
+        assert_eq!(glued(line, &[])[0].1, "Using network IB");
+        // A number and a colon after a blank is srun's tag, even where the message ended in
+        // a number (`nranks 2` + `12: `): no NCCL message ends in a colon, and the number is
+        // lost rather than misread.
+        let line = "h:1:1 [0] NCCL INFO nranks 212: h:2:2 [3] NCCL INFO x";
+        assert_eq!(glued(line, &[])[0].1, "nranks");
+        // Text that only looks like a tag stays: a number after another sign, brackets
+        // without a colon, parentheses without a pid.
+        for (line, message) in [
+            (
+                "h:1:1 [0] NCCL INFO via NET/IB/012: h:2:2 [3] NCCL INFO x",
+                "via NET/IB/012:",
+            ),
+            (
+                "h:1:1 [0] NCCL INFO Using [0]mlx5_0:1/IB [1] h:2:2 [3] NCCL INFO x",
+                "Using [0]mlx5_0:1/IB [1]",
+            ),
+            (
+                "h:1:1 [0] NCCL INFO Selected provider is efa (found 4 nics) h:2:2 [3] NCCL INFO x",
+                "Selected provider is efa (found 4 nics)",
+            ),
+        ] {
+            assert_eq!(glued(line, &[])[0].1, message, "{line}");
+        }
     }
 
     #[test]

@@ -404,7 +404,18 @@ impl Sink for Reading<'_> {
     fn records(&mut self, raw: &[u8], markers: &[(usize, Level)], line: u64) {
         let seen = self.seen(raw, line);
         let analyzer = &mut *self.analyzer;
-        prefix::for_each_record_in(raw, markers, |record| analyzer.record(record, &seen));
+        if let [_] = markers {
+            let none = prefix::none_known;
+            prefix::for_each_record_in(raw, markers, none, |record| analyzer.record(record, &seen));
+            return;
+        }
+        // Glued records: split knowing the processes seen so far, then folded.
+        let mut records = Vec::with_capacity(markers.len());
+        let known = |host: &str, _pid: u32| analyzer.facts.knows_host(host);
+        prefix::for_each_record_in(raw, markers, known, |record| records.push(record));
+        for record in records {
+            analyzer.record(record, &seen);
+        }
     }
 
     fn coloured_records(&mut self, raw: &[u8], line: u64) {
@@ -414,7 +425,18 @@ impl Sink for Reading<'_> {
         if let Some(marker) = prefix::find_marker(&clean, 0) {
             let seen = self.seen(&clean, line);
             let analyzer = &mut *self.analyzer;
-            prefix::for_each_record_at(&clean, marker, |record| analyzer.record(record, &seen));
+            if prefix::find_marker(&clean, marker.0 + prefix::MARKER_LEN).is_none() {
+                let none = prefix::none_known;
+                prefix::for_each_record_at(&clean, marker, none, |r| analyzer.record(r, &seen));
+            } else {
+                // Glued records, as in `records`.
+                let mut records = Vec::new();
+                let known = |host: &str, _pid: u32| analyzer.facts.knows_host(host);
+                prefix::for_each_record_at(&clean, marker, known, |r| records.push(r));
+                for record in records {
+                    analyzer.record(record, &seen);
+                }
+            }
         }
         self.analyzer.ansi_buf = clean;
     }

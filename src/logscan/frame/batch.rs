@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, Memo, Offset, plugin_in_location, text_at};
 use crate::logscan::input::Chunks;
-use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in};
+use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in, none_known};
 
 /// Where a replayed batch goes.
 pub trait Replay: Sink {
@@ -181,7 +181,7 @@ impl Recorder<'_> {
     fn classify(&mut self, line: &[u8], markers: &[(usize, Level)]) -> bool {
         let from = self.events.len();
         let mut in_chunk = true;
-        for_each_record_in(line, markers, |record| {
+        for_each_record_in(line, markers, none_known, |record| {
             if !in_chunk {
                 return;
             }
@@ -231,7 +231,9 @@ impl Sink for Recorder<'_> {
 
     fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
         let from = self.events.len();
-        if !(self.classify && self.classify(line, markers)) {
+        // Records glued onto one line are split on the analysis thread, which knows the
+        // processes seen so far (`prefix::for_each_record`).
+        if !(self.classify && markers.len() == 1 && self.classify(line, markers)) {
             let from = self.markers.len();
             // Nearly every line has one record: a push, not a copy call.
             match markers {
@@ -290,7 +292,7 @@ mod tests {
 
     impl Sink for Log {
         fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64) {
-            for_each_record_in(line, markers, |record| {
+            for_each_record_in(line, markers, none_known, |record| {
                 if let Some(event) = classify(record.level, &record.text()) {
                     self.event(record.place, event, number);
                 }
