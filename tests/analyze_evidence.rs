@@ -98,6 +98,14 @@ const ROWS: &[Row] = &[
       hosta:100:100 [0] NCCL INFO NET/Socket : Using [0]em1:10.0.0.1<0>\n\
       hosta:100:100 [0] NCCL INFO Using network Socket\n",
      Transport::None, Some(false), Some("nccl-tests-device-list")),
+    ("nccl-tests' device list printed once per test, every rank on one host",
+     "#  Rank  0 Group  0 Pid   100 on      hosta device  0 [0x1b] Tesla T4\n\
+      #  Rank  1 Group  0 Pid   100 on      hosta device  1 [0x1c] Tesla T4\n\
+      hosta:100:100 [0] NCCL INFO NET/Socket : Using [0]em1:10.0.0.1<0>\n\
+      hosta:100:100 [0] NCCL INFO Using network Socket\n\
+      #  Rank  0 Group  0 Pid   100 on      hosta device  0 [0x1b] Tesla T4\n\
+      #  Rank  1 Group  0 Pid   100 on      hosta device  1 [0x1c] Tesla T4\n",
+     Transport::None, Some(false), Some("nccl-tests-device-list")),
     ("a communicator of one rank (2.4)",
      "a:1:1 [0] NCCL INFO NET/Socket : Using [0]eno1:10.0.0.1<0>\n\
       a:1:1 [0] NCCL INFO comm 0x7f rank 0 nranks 1 cudaDev 0 nvmlDev 0 - Init COMPLETE\n",
@@ -304,7 +312,11 @@ fn records_glued_by_interleaved_output_keep_their_messages() {
     assert_eq!(a.inter_node_transport, Transport::None);
     assert!(!has(&a, "init-incomplete"), "{:?}", a.findings);
     for rank in &a.per_rank {
-        assert_eq!(rank.last_phase.as_deref(), Some("init-complete"), "{rank:?}");
+        assert_eq!(
+            rank.last_phase.as_deref(),
+            Some("init-complete"),
+            "{rank:?}"
+        );
     }
 }
 

@@ -75,9 +75,12 @@ pub struct Facts {
     /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).
     pub job_versions: Vec<Fact<String>>,
     pub header_hosts: Vec<String>,
-    /// nccl-tests' rank table: lines read, and the highest rank number in them.
+    /// nccl-tests' rank table: the distinct rank numbers it lists (a log of several tests
+    /// prints the table once per test), and the highest.
     pub header_ranks: u32,
     pub header_max_rank: Option<u32>,
+    /// Those rank numbers, sorted (at most `MAX_RANKS`).
+    header_rank_numbers: Vec<u32>,
     pub header_evidence: Option<Evidence>,
     pub warnings: EvidenceList,
     pub errors: EvidenceList,
@@ -777,7 +780,12 @@ impl Facts {
         if self.header_hosts.len() < MAX_PROCESSES && !self.header_hosts.iter().any(|h| h == host) {
             self.header_hosts.push(host.to_string());
         }
-        self.header_ranks = self.header_ranks.saturating_add(1);
+        if let Err(at) = self.header_rank_numbers.binary_search(&number)
+            && self.header_rank_numbers.len() < MAX_RANKS
+        {
+            self.header_rank_numbers.insert(at, number);
+            self.header_ranks = self.header_ranks.saturating_add(1);
+        }
         self.header_max_rank = self.header_max_rank.max(Some(number));
         let key = format!("{host}:{pid}");
         if let Some(rank) = self.rank_for(&key, None, Some(host), Some(pid), Some(dev)) {
