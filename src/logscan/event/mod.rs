@@ -61,12 +61,10 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
         }
         b'N' => classify_n(msg),
         b'U' => {
-            if let Some(name) = msg.strip_prefix("Using network ") {
-                Some(Event::UsingNetwork(name.trim()))
-            } else {
-                let name = msg.strip_prefix("Using internal Network ")?;
-                Some(Event::UsingNetwork(name.trim()))
-            }
+            let name = msg
+                .strip_prefix("Using network ")
+                .or_else(|| msg.strip_prefix("Using internal Network "))?;
+            Some(Event::UsingNetwork(network_name(name)))
         }
         b'A' => {
             let rest = msg.strip_prefix("Assigned NET plugin ")?;
@@ -239,6 +237,13 @@ pub fn version_number(text: &str) -> Option<&str> {
         .unwrap_or(text.len());
     let version = text[..end].trim_end_matches('.');
     (version.contains('.') && version.starts_with(|c: char| c.is_ascii_digit())).then_some(version)
+}
+
+/// The network's name in `Using network <name>`: a net module's name (`IB`, `Socket`,
+/// `AWS Libfabric`, `IBext_v8`) never holds a bracket, so a launcher's tail after it (Ray's
+/// ` [repeated 6x across cluster]`, cut short by a console) is not part of it.
+fn network_name(text: &str) -> &str {
+    text.split_once(" [").map_or(text, |(name, _)| name).trim()
 }
 
 /// `eth0:10.0.0.1<0>` → `eth0`.
@@ -725,6 +730,14 @@ mod tests {
             info("Using internal Network Socket"),
             Some(Event::UsingNetwork("Socket"))
         );
+        // A launcher's tail, whole or cut short, is not part of the name.
+        for tail in [" [repeated 6x across cluster]", " [repeated 6x ac", " [rep"] {
+            assert_eq!(
+                info(&format!("Using network AWS Libfabric{tail}")),
+                Some(Event::UsingNetwork("AWS Libfabric")),
+                "{tail}"
+            );
+        }
         assert_eq!(info("Using non-device net plugin version 0"), None);
         assert_eq!(
             info("Initialized NET plugin Libfabric"),
