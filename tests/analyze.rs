@@ -535,6 +535,53 @@ fn reads_gzip_and_several_files_as_one_job() {
 }
 
 #[test]
+fn reads_json_lines_logs_as_the_lines_they_hold() {
+    // A real two-"node" capture, one JSON object per line as Docker's json-file driver (and
+    // log shippers' exports) keep container output; a line of plain output among them.
+    let log = std::fs::read_to_string(fixture("logs/h200/fakehosts-socket.log")).unwrap();
+    let mut json = String::new();
+    for (i, line) in log.lines().enumerate() {
+        let record = serde_json::json!({"log": format!("{line}\n"), "stream": "stderr", "time": "2026-12-06T03:33:30.123456789Z"});
+        json += &format!("{record}\n");
+        if i == 3 {
+            json += "plain text between the records\n";
+        }
+    }
+    let plain =
+        netcheck::logscan::analyze_reader(log.as_bytes(), "t", &Options::default()).unwrap();
+    let a = netcheck::logscan::analyze_reader(json.as_bytes(), "t", &Options::default()).unwrap();
+    assert_eq!(a.inter_node_transport, Transport::Socket);
+    assert_eq!(
+        (
+            a.inter_node_transport,
+            a.socket_fallback,
+            a.verdict,
+            &a.hosts,
+            a.per_rank.len()
+        ),
+        (
+            plain.inter_node_transport,
+            plain.socket_fallback,
+            plain.verdict,
+            &plain.hosts,
+            plain.per_rank.len()
+        )
+    );
+    // Evidence quotes the log text, not the JSON around it.
+    let evidence: Vec<&str> = a
+        .findings
+        .iter()
+        .flat_map(|f| &f.evidence)
+        .map(|e| e.text.as_str())
+        .collect();
+    assert!(!evidence.is_empty());
+    assert!(
+        evidence.iter().all(|e| !e.contains("\"stream\"")),
+        "{evidence:?}"
+    );
+}
+
+#[test]
 fn missing_or_unreadable_input_exits_2_naming_it() {
     let out = netcheck()
         .args(["analyze", "/no/such/nccl.log"])

@@ -17,6 +17,31 @@ const BUFFER: usize = 256 * 1024;
 /// Bytes read at a time. Lines are found inside a chunk, so a chunk holds whole lines.
 pub const CHUNK: usize = 1024 * 1024;
 
+/// The log text of a JSON-lines record, for logs kept as one JSON object per line: Docker's
+/// json-file driver (`{"log":"...\\n","stream":"stderr","time":...}`), fluent-bit and
+/// CloudWatch exports (`log`, `message`), journald's `-o json` (`MESSAGE`), Loki (`line`),
+/// Cloud Logging (`textPayload`), OpenTelemetry (`body`). `None` for a line that is not such
+/// an object: it is read as it stands.
+pub fn json_log_text(line: &[u8]) -> Option<String> {
+    if line.first() != Some(&b'{') {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let object = value.as_object()?;
+    [
+        "log",
+        "message",
+        "msg",
+        "MESSAGE",
+        "line",
+        "textPayload",
+        "body",
+    ]
+    .iter()
+    .find_map(|key| object.get(*key)?.as_str())
+    .map(|text| text.trim_end_matches(['\n', '\r']).to_string())
+}
+
 /// Reads `reader` in chunks of whole lines and calls `f` with each: every line in a chunk
 /// ends with `\n` except, possibly, the last line of the input. A line longer than the
 /// buffer is cut at `MAX_LINE` bytes (passed as a chunk of its own) and the rest skipped, so
@@ -209,6 +234,41 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_lines_give_their_log_text() {
+        let line = "h:1:1 [0] NCCL INFO Using network IB";
+        for (json, text) in [
+            // Docker's json-file, with the newline it keeps.
+            (
+                format!(r#"{{"log":"{line}\n","stream":"stderr","time":"2026-12-06T03:33:30Z"}}"#),
+                Some(line),
+            ),
+            // CloudWatch's export, journald's `-o json`, Loki.
+            (
+                format!(r#"{{"timestamp":1733456010123,"message":"{line}"}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"_PID":"1","MESSAGE":"{line}","_HOSTNAME":"x"}}"#),
+                Some(line),
+            ),
+            (format!(r#"{{"line":"{line}\r\n"}}"#), Some(line)),
+            // Escapes decoded: Ray's colours survive as ESC for the caller to strip.
+            (
+                r#"{"log":"\u001b[36m(w pid=1)\u001b[0m h:1:1 [0] NCCL INFO x\n"}"#.to_string(),
+                Some("\u{1b}[36m(w pid=1)\u{1b}[0m h:1:1 [0] NCCL INFO x"),
+            ),
+            // Not such a record: read as it stands.
+            (line.to_string(), None),
+            (r#"{"level":"info","ts":1}"#.to_string(), None),
+            (r#"{"log": 12}"#.to_string(), None),
+            (r#"{"log":"h:1:1 [0] NCCL INFO cut"#.to_string(), None),
+            ("{'rank': 0} NCCL INFO x".to_string(), None),
+        ] {
+            assert_eq!(json_log_text(json.as_bytes()).as_deref(), text, "{json}");
+        }
+    }
 
     fn lines(input: &[u8]) -> Vec<Vec<u8>> {
         let mut out = Vec::new();

@@ -418,8 +418,11 @@ impl Sink for Reading<'_> {
         }
     }
 
-    fn coloured_records(&mut self, raw: &[u8], line: u64) {
-        // Colour codes around the wrapper: drop them so evidence reads cleanly.
+    fn wrapped_records(&mut self, raw: &[u8], line: u64) {
+        // A JSON record: its log text. Then colour codes around the wrapper: dropped so
+        // evidence reads cleanly.
+        let json = input::json_log_text(raw);
+        let raw = json.as_deref().map_or(raw, str::as_bytes);
         let mut clean = std::mem::take(&mut self.analyzer.ansi_buf);
         strip_ansi(raw, &mut clean);
         if let Some(marker) = prefix::find_marker(&clean, 0) {
@@ -442,6 +445,8 @@ impl Sink for Reading<'_> {
     }
 
     fn other(&mut self, raw: &[u8], line: u64) {
+        let json = input::json_log_text(raw);
+        let raw = json.as_deref().map_or(raw, str::as_bytes);
         let seen = self.seen(raw, line);
         self.analyzer.other_line(&seen, &decode(raw));
     }

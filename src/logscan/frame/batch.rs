@@ -60,7 +60,7 @@ enum Kind {
         from: usize,
         to: usize,
     },
-    Coloured,
+    Wrapped,
     Other,
     /// Whole lines without `NCCL`, scanned for lines worth a look when replayed; `number`
     /// counts the lines before them.
@@ -140,7 +140,7 @@ impl Batch {
                 Kind::Records { from, to } => {
                     sink.records(text, &self.markers[from..to], line.number)
                 }
-                Kind::Coloured => sink.coloured_records(text, line.number),
+                Kind::Wrapped => sink.wrapped_records(text, line.number),
                 Kind::Other => sink.other(text, line.number),
                 Kind::Gap => {
                     let mut lines = line.number;
@@ -249,8 +249,8 @@ impl Sink for Recorder<'_> {
         // Else only noise: nothing for the analysis to do.
     }
 
-    fn coloured_records(&mut self, line: &[u8], number: u64) {
-        self.push(line, Kind::Coloured, number);
+    fn wrapped_records(&mut self, line: &[u8], number: u64) {
+        self.push(line, Kind::Wrapped, number);
     }
 
     fn other(&mut self, line: &[u8], number: u64) {
@@ -298,8 +298,8 @@ mod tests {
                 }
             });
         }
-        fn coloured_records(&mut self, line: &[u8], number: u64) {
-            self.0.push(format!("{number} coloured {}", line.len()));
+        fn wrapped_records(&mut self, line: &[u8], number: u64) {
+            self.0.push(format!("{number} wrapped {}", line.len()));
         }
         fn other(&mut self, line: &[u8], number: u64) {
             self.0.push(format!("{number} other {}", line.len()));

@@ -29,9 +29,11 @@ pub trait Sink {
     /// A line with NCCL records: `markers` holds every `NCCL INFO` / `NCCL WARN` marker in
     /// `line` (byte offset, level), in order. `line` has no `\n` and no trailing `\r`.
     fn records(&mut self, line: &[u8], markers: &[(usize, Level)], number: u64);
-    /// A line with NCCL records and ANSI colour codes left of the first one (Ray, kubectl):
-    /// the records are found again once the codes are removed.
-    fn coloured_records(&mut self, line: &[u8], number: u64);
+    /// A line with NCCL records inside a wrapping to take off first: ANSI colour codes left
+    /// of the first record (Ray, kubectl), or a JSON object (Docker's json-file, log
+    /// shippers' exports: `input::json_log_text`). The records are found again once it is
+    /// off.
+    fn wrapped_records(&mut self, line: &[u8], number: u64);
     /// A line without records that mentions `NCCL`, `nccl`, `libfabric:` or `Rank`: the bare
     /// version line, PyTorch's NCCL errors, libfabric warnings, nccl-tests' rank table.
     fn other(&mut self, line: &[u8], number: u64);
@@ -192,7 +194,9 @@ impl Framer {
         }
         match self.markers.first() {
             None => sink.other(trimmed, self.lines),
-            Some(&(first, _)) if first_esc < first => sink.coloured_records(trimmed, self.lines),
+            Some(&(first, _)) if first_esc < first || trimmed.first() == Some(&b'{') => {
+                sink.wrapped_records(trimmed, self.lines)
+            }
             Some(_) => sink.records(trimmed, &self.markers, self.lines),
         }
     }
@@ -415,9 +419,9 @@ mod tests {
             let line = String::from_utf8_lossy(line);
             self.0.push(format!("{number} records {at:?} {line}"));
         }
-        fn coloured_records(&mut self, line: &[u8], number: u64) {
+        fn wrapped_records(&mut self, line: &[u8], number: u64) {
             let line = String::from_utf8_lossy(line);
-            self.0.push(format!("{number} coloured {line}"));
+            self.0.push(format!("{number} wrapped {line}"));
         }
         fn other(&mut self, line: &[u8], number: u64) {
             let line = String::from_utf8_lossy(line);
@@ -517,7 +521,7 @@ mod tests {
                 "2 records [16] NCCL INFOx NCCL NCCL INFO y",
                 // The glued marker before `\r` counts once the `\r` is gone.
                 "3 records [10, 22] h:1:1 [0] NCCL INFO z NCCL INFO",
-                "4 coloured \u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO c",
+                "4 wrapped \u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO c",
                 "5 records [10] h:1:1 [0] NCCL INFO c \u{1b}[0m",
             ]
         );
@@ -528,7 +532,7 @@ mod tests {
         // Moved from `prefix::tests::ansi_codes_are_removed` with `find_first_marker`.
         assert_eq!(
             scan(&["\u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO x"]),
-            ["1 coloured \u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO x"]
+            ["1 wrapped \u{1b}[36m(w)\u{1b}[0m h:1:1 [0] NCCL INFO x"]
         );
         assert_eq!(
             scan(&["h:1:1 [0] NCCL INFO x"]),
