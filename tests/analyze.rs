@@ -582,6 +582,42 @@ fn reads_json_lines_logs_as_the_lines_they_hold() {
 }
 
 #[test]
+fn numbered_lines_are_not_launcher_ranks() {
+    // `cat -n` and `grep -n` put a number before every line, as `srun -l` puts its task's.
+    // A launcher's number stays the same on a process's lines; a line number does not, and
+    // taken for a rank it made single-host logs "multi-node" (a false FAIL on sockets).
+    let mut checked = 0;
+    for dir in ["logs/h200", "logs/grammar"] {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "log") {
+                continue;
+            }
+            let log = std::fs::read_to_string(&path).unwrap();
+            let answer = |text: &str| {
+                let a =
+                    netcheck::logscan::analyze_reader(text.as_bytes(), "t", &Options::default())
+                        .unwrap();
+                (a.inter_node_transport, a.socket_fallback, a.verdict)
+            };
+            let plain = answer(&log);
+            let numbered = |format: fn(usize, &str) -> String| -> String {
+                log.lines()
+                    .enumerate()
+                    .map(|(i, l)| format(i + 1, l) + "\n")
+                    .collect()
+            };
+            let cat_n = numbered(|n, l| format!("{n:6}\t{l}"));
+            let grep_n = numbered(|n, l| format!("{n}:{l}"));
+            assert_eq!(answer(&cat_n), plain, "cat -n {}", path.display());
+            assert_eq!(answer(&grep_n), plain, "grep -n {}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}
+
+#[test]
 fn missing_or_unreadable_input_exits_2_naming_it() {
     let out = netcheck()
         .args(["analyze", "/no/such/nccl.log"])

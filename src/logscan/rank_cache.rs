@@ -31,6 +31,9 @@ pub struct Found {
     /// end of the text before the marker. The caller treats the record as a first sight of
     /// its prefix, without parsing it (`remember` it, read its wrapper).
     pub other_thread: Option<usize>,
+    /// Found as a cached prefix under a wrapper that this text was not cached with: the
+    /// wrapper's length (its launcher tag may say something new).
+    pub new_wrapper: Option<usize>,
 }
 
 impl RankCache {
@@ -40,6 +43,7 @@ impl RankCache {
             Some(Found {
                 rank,
                 other_thread: None,
+                new_wrapper: None,
             })
         };
         if let Some(rank) = self.last.get(before_marker) {
@@ -54,6 +58,7 @@ impl RankCache {
             return Some(Found {
                 rank,
                 other_thread: Some(prefix_len),
+                new_wrapper: None,
             });
         }
         if prefix_len == before_marker.len() {
@@ -61,7 +66,12 @@ impl RankCache {
         }
         // A wrapped record too: the same wrapper, prefix and all, is the same rank.
         self.last.put(before_marker, rank);
-        found(rank)
+        Some(Found {
+            rank,
+            other_thread: None,
+            new_wrapper: (prefix_len < before_marker.len())
+                .then(|| before_marker.len() - prefix_len),
+        })
     }
 
     /// Remembers that `prefix` (NCCL's, at the end of `before_marker`) is `rank`'s.
@@ -514,7 +524,8 @@ mod tests {
             cache.find(b"[1,4]<stdout>:node-1:5:7 [0] "),
             Some(Found {
                 rank: 4,
-                other_thread: Some(15)
+                other_thread: Some(15),
+                new_wrapper: None,
             })
         );
         assert_eq!(cache.last.get(b"[1,4]<stdout>:node-1:5:7 [0] "), None);

@@ -207,16 +207,27 @@ impl Analyzer {
             Some(Found {
                 rank,
                 other_thread: None,
-            }) => return Some(rank),
+                new_wrapper,
+            }) => {
+                // Only a rank holding a tag pays for a look at a new wrapper.
+                if let Some(len) = new_wrapper
+                    && place.first
+                    && self.facts.ranks[rank].launcher_rank.is_some()
+                {
+                    self.check_launcher_rank(rank, &before_marker[..len], source_index);
+                }
+                return Some(rank);
+            }
             // Another thread of a known process: as if parsed.
             Some(Found {
                 rank,
                 other_thread: Some(len),
+                ..
             }) => {
                 let (wrapper, prefix) = before_marker.split_at(before_marker.len() - len);
                 self.ranks.remember(before_marker, prefix, rank);
                 let wrapper = if place.first { wrapper } else { b"" };
-                self.check_launcher_rank(rank, wrapper);
+                self.check_launcher_rank(rank, wrapper, source_index);
                 return Some(rank);
             }
             None => {}
@@ -234,22 +245,44 @@ impl Analyzer {
             .rank_for(process, None, origin.host, origin.pid, origin.dev)?;
         self.ranks
             .remember(place.before_marker(), origin.prefix, rank);
-        self.check_launcher_rank(rank, origin.wrapper);
+        self.check_launcher_rank(rank, origin.wrapper, source_index);
         Some(rank)
     }
 
     /// The launcher's rank number in the tag of a prefix seen for the first time
     /// (`[1,12]<stdout>:`, `[rank12]:`, `12: `), `wrapper` being the text left of NCCL's prefix.
-    fn check_launcher_rank(&mut self, rank: usize, wrapper: &[u8]) {
+    /// A launcher's tag names one rank on all its lines, so a number that changes between a
+    /// rank's wrappers (`cat -n`, `grep -n`: line numbers) is no rank: then no tag of that
+    /// source is taken, those taken already included (`Facts::tags_vary`).
+    fn check_launcher_rank(&mut self, rank: usize, wrapper: &[u8], source_index: usize) {
+        if wrapper.is_empty() || self.facts.tags_vary_in.contains(&source_index) {
+            return;
+        }
         let r = &mut self.facts.ranks[rank];
-        if r.launcher_rank.is_none() && !wrapper.is_empty() {
-            let hash = facts::text_hash_bytes(wrapper) | 1;
-            if hash != r.wrapper_checked {
-                r.wrapper_checked = hash;
-                r.launcher_rank = wrapper_tag(wrapper)
-                    .as_deref()
-                    .and_then(prefix::launcher_rank);
+        let hash = facts::text_hash_bytes(wrapper) | 1;
+        if hash == r.wrapper_checked {
+            return;
+        }
+        r.wrapper_checked = hash;
+        let number = wrapper_tag(wrapper)
+            .as_deref()
+            .and_then(prefix::launcher_rank);
+        match (r.launcher_rank, number) {
+            (None, Some(number)) => {
+                r.launcher_rank = Some(number);
+                // The launcher tags a process: its other ranks (GPUs) carry the same number.
+                let process = &self.facts.processes[r.process];
+                let ranks = &self.facts.ranks;
+                if process
+                    .ranks
+                    .iter()
+                    .any(|&other| ranks[other].launcher_rank.is_some_and(|tag| tag != number))
+                {
+                    self.facts.tags_vary(source_index);
+                }
             }
+            (Some(tag), Some(number)) if number != tag => self.facts.tags_vary(source_index),
+            _ => {}
         }
     }
 

@@ -75,6 +75,9 @@ pub struct Facts {
     /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).
     pub job_versions: Vec<Fact<String>>,
     pub header_hosts: Vec<String>,
+    /// Sources whose wrappers number a process's lines differently (line numbers, not
+    /// launcher ranks): no launcher rank is taken from them (at most `MAX_GARBLED`).
+    pub tags_vary_in: Vec<usize>,
     /// nccl-tests' rank table: the distinct rank numbers it lists (a log of several tests
     /// prints the table once per test), and the highest.
     pub header_ranks: u32,
@@ -285,6 +288,20 @@ impl Facts {
                 self.host_names.insert(host.to_string(), 1);
             }
             None => {}
+        }
+    }
+
+    /// The wrappers of `source` number lines, not ranks: the launcher ranks taken from it
+    /// are dropped, and no more are taken (`scan::Analyzer::check_launcher_rank`).
+    pub fn tags_vary(&mut self, source: usize) {
+        if self.tags_vary_in.contains(&source) || self.tags_vary_in.len() >= MAX_GARBLED {
+            return;
+        }
+        self.tags_vary_in.push(source);
+        for r in &mut self.ranks {
+            if self.processes[r.process].source == Some(source) {
+                r.launcher_rank = None;
+            }
         }
     }
 
