@@ -173,12 +173,12 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 const PREFIX_WINDOW: usize = 600;
 
 /// Calls `f` for every NCCL record in `line`, the first marker already found by
-/// `find_marker`. `known(host, pid)`: whether a process of that host (and pid) was seen
-/// (see `for_each_record`).
+/// `find_marker`. `known(host)`: whether a process of that host was seen (see
+/// `for_each_record`).
 pub fn for_each_record_at<'a>(
     line: &'a [u8],
     first: (usize, Level),
-    known: impl Fn(&str, u32) -> bool,
+    known: impl Fn(&str) -> bool,
     f: impl FnMut(Record<'a>),
 ) {
     for_each_record(line, first, |from| find_marker(line, from), known, f);
@@ -189,7 +189,7 @@ pub fn for_each_record_at<'a>(
 pub fn for_each_record_in<'a>(
     line: &'a [u8],
     markers: &[(usize, Level)],
-    known: impl Fn(&str, u32) -> bool,
+    known: impl Fn(&str) -> bool,
     f: impl FnMut(Record<'a>),
 ) {
     let mut rest = markers.iter().copied().skip(1);
@@ -197,7 +197,7 @@ pub fn for_each_record_in<'a>(
 }
 
 /// No process is known: records are split by their text alone.
-pub fn none_known(_: &str, _: u32) -> bool {
+pub fn none_known(_: &str) -> bool {
     false
 }
 
@@ -209,12 +209,12 @@ pub fn none_known(_: &str, _: u32) -> bool {
 /// record's launcher tag (Ray's `(Worker pid=12, ip=..)`, mpirun's `[1,0]<stdout>:`). Host
 /// names take every letter and digit left of `:pid:`, so a message that ends in a word
 /// (`Init COMPLETE`, `P2P/IPC/read`) runs into the host: when the host so read is not known
-/// but ends in one that is (`known(host, pid)`), the record starts at that one.
+/// but ends in one that is (`known(host)`), the record starts at that one.
 fn for_each_record<'a>(
     line: &'a [u8],
     first: (usize, Level),
     mut next_marker: impl FnMut(usize) -> Option<(usize, Level)>,
-    known: impl Fn(&str, u32) -> bool,
+    known: impl Fn(&str) -> bool,
     mut f: impl FnMut(Record<'a>),
 ) {
     let (at, level) = first;
@@ -251,18 +251,14 @@ fn for_each_record<'a>(
 
 /// Where a glued record really starts when its host, read greedily, ran into the end of
 /// the previous message: the start of the longest known host that ends it.
-fn known_host_start(
-    line: &[u8],
-    glued: &Prefix,
-    known: &impl Fn(&str, u32) -> bool,
-) -> Option<usize> {
-    let ((host_start, host_end), pid) = (glued.host?, glued.pid?);
+fn known_host_start(line: &[u8], glued: &Prefix, known: &impl Fn(&str) -> bool) -> Option<usize> {
+    let (host_start, host_end) = glued.host?;
     let host = std::str::from_utf8(&line[host_start..host_end]).ok()?;
-    if known(host, pid) {
+    if known(host) {
         return None;
     }
     let at = (1..host.len().saturating_sub(1))
-        .find(|&at| host.is_char_boundary(at) && known(&host[at..], pid))?;
+        .find(|&at| host.is_char_boundary(at) && known(&host[at..]))?;
     // Digits in front may as well be a torn `pid:tid` of another line as the message's last
     // number (`nranks 2` + `80356` of `803563:...`): then the host is read as before.
     let cut = &host.as_bytes()[..at];
@@ -787,7 +783,7 @@ mod tests {
     fn glued<'l>(line: &'l str, known: &[&str]) -> Vec<(Option<&'l str>, String)> {
         let mut out = Vec::new();
         let first = find_marker(line.as_bytes(), 0).expect("a marker");
-        let known = |host: &str, _: u32| known.contains(&host);
+        let known = |host: &str| known.contains(&host);
         for_each_record_at(line.as_bytes(), first, known, |r| {
             out.push((r.origin().host, r.text().into_owned()))
         });

@@ -444,7 +444,7 @@ impl Sink for Reading<'_> {
         }
         // Glued records: split knowing the processes seen so far, then folded.
         let mut records = Vec::with_capacity(markers.len());
-        let known = |host: &str, _pid: u32| analyzer.facts.knows_host(host);
+        let known = |host: &str| analyzer.facts.knows_host(host);
         prefix::for_each_record_in(raw, markers, known, |record| records.push(record));
         for record in records {
             analyzer.record(record, &seen);
@@ -467,7 +467,7 @@ impl Sink for Reading<'_> {
             } else {
                 // Glued records, as in `records`.
                 let mut records = Vec::new();
-                let known = |host: &str, _pid: u32| analyzer.facts.knows_host(host);
+                let known = |host: &str| analyzer.facts.knows_host(host);
                 prefix::for_each_record_at(&clean, marker, known, |r| records.push(r));
                 for record in records {
                     analyzer.record(record, &seen);
