@@ -618,6 +618,86 @@ fn numbered_lines_are_not_launcher_ranks() {
 }
 
 #[test]
+fn hard_wrapped_logs_read_as_they_were_printed() {
+    // A log copied from a terminal that wraps at its width (`screen`, an old console, a web
+    // viewer, an email) has a newline every W columns; read as it stands, every record
+    // longer than W lost its tail (`via NE` / `T/IB/0`). The wrap is found and undone.
+    let mut checked = 0;
+    let mut wrapped_checked = 0;
+    for dir in ["logs/h200", "logs/grammar"] {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "log") {
+                continue;
+            }
+            let log = std::fs::read_to_string(&path).unwrap();
+            let answer = |text: &str| {
+                let a =
+                    netcheck::logscan::analyze_reader(text.as_bytes(), "t", &Options::default())
+                        .unwrap();
+                let evidence: Vec<(u64, String)> = a
+                    .findings
+                    .iter()
+                    .flat_map(|f| &f.evidence)
+                    .map(|e| (e.line, e.text.clone()))
+                    .collect();
+                (
+                    a.inter_node_transport,
+                    a.socket_fallback,
+                    a.verdict,
+                    a.hosts,
+                    evidence,
+                )
+            };
+            let plain = answer(&log);
+            for width in [80, 120, 200] {
+                // A terminal shows no colour codes, and copies what it shows.
+                let shown: String = log
+                    .lines()
+                    .map(|l| l.replace("\u{1b}[36m", "").replace("\u{1b}[0m", ""))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let long = shown.lines().filter(|l| l.chars().count() > width).count();
+                // One long line cannot show a wrap (nor can two): a line of exactly the
+                // width may have been printed so.
+                if long < 3 {
+                    continue;
+                }
+                let mut wrapped = String::new();
+                for line in shown.lines() {
+                    let chars: Vec<char> = line.chars().collect();
+                    if chars.is_empty() {
+                        wrapped.push('\n');
+                    }
+                    for piece in chars.chunks(width) {
+                        wrapped.extend(piece);
+                        wrapped.push('\n');
+                    }
+                }
+                let (transport, fallback, verdict, hosts, evidence) = answer(&wrapped);
+                assert_eq!(
+                    (transport, fallback, verdict, &hosts),
+                    (plain.0, plain.1, plain.2, &plain.3),
+                    "{} wrapped at {width}",
+                    path.display()
+                );
+                // Evidence quotes whole records, at the number of their first piece.
+                let lines: Vec<&str> = wrapped.lines().collect();
+                for (line, text) in &evidence {
+                    assert!(lines[*line as usize - 1].len() <= text.len(), "{text}");
+                }
+                wrapped_checked += 1;
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 20 && wrapped_checked > 20,
+        "{checked} {wrapped_checked}"
+    );
+}
+
+#[test]
 fn missing_or_unreadable_input_exits_2_naming_it() {
     let out = netcheck()
         .args(["analyze", "/no/such/nccl.log"])

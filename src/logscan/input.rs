@@ -8,6 +8,7 @@ use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
+use super::hard_wrap::{self, Decision};
 use crate::error::{Error, Result};
 
 /// Longest line kept; NCCL lines are a few hundred bytes.
@@ -68,6 +69,8 @@ pub struct Chunks<R> {
     /// Inside an over-long line whose head was already passed on.
     skipping: bool,
     done: bool,
+    /// Whether the source is hard-wrapped at a terminal's width (`hard_wrap`).
+    wrap: Decision,
 }
 
 impl<R: Read> Chunks<R> {
@@ -77,12 +80,57 @@ impl<R: Read> Chunks<R> {
             carry: Vec::new(),
             skipping: false,
             done: false,
+            wrap: Decision::Undecided,
         }
     }
 
-    /// Reads the next chunk into `buf[..len]` and returns `len`; `None` at the end.
-    /// `buf` is sized to `CHUNK` once and keeps that size.
+    /// Reads the next chunk into `buf[..len]` and returns `len`; `None` at the end. A source
+    /// hard-wrapped at a terminal's width has its lines joined again (`hard_wrap`), each
+    /// chunk's last line held back while the next chunk may continue it.
     pub fn next_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
+        loop {
+            let Some(len) = self.next_lines_into(buf)? else {
+                return Ok(None);
+            };
+            // The cut head of an over-long line is no wrapped line.
+            if self.skipping {
+                return Ok(Some(len));
+            }
+            let at_end = self.done && self.carry.is_empty();
+            if self.wrap == Decision::Undecided {
+                self.wrap = hard_wrap::decide(&buf[..len], at_end || len >= CHUNK / 2);
+                if self.wrap == Decision::Undecided {
+                    // Too few lines to tell yet (a pipe gives what it has): read on.
+                    let head = buf[..len].to_vec();
+                    self.unread(&head);
+                    continue;
+                }
+            }
+            if let Decision::Wrapped(wrap) = &self.wrap {
+                let mut done = wrap.join(&mut buf[..len], at_end);
+                if done == 0 && len < CHUNK / 2 {
+                    // One record's pieces so far: read on for the rest.
+                    let head = buf[..len].to_vec();
+                    self.unread(&head);
+                    continue;
+                }
+                if done == 0 {
+                    // Half a chunk of one record's pieces: joined as far as they go.
+                    done = wrap.join(&mut buf[..len], true);
+                }
+                if done < len {
+                    let rest = buf[done..len].to_vec();
+                    self.unread(&rest);
+                    return Ok(Some(done));
+                }
+            }
+            return Ok(Some(len));
+        }
+    }
+
+    /// Reads the next chunk of whole lines as they stand into `buf[..len]` and returns `len`;
+    /// `None` at the end. `buf` is sized to `CHUNK` once and keeps that size.
+    fn next_lines_into(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<usize>> {
         buf.resize(CHUNK, 0);
         let mut filled = self.carry.len();
         buf[..filled].copy_from_slice(&self.carry);
@@ -295,6 +343,55 @@ mod tests {
         let got = lines(&text);
         assert_eq!(got.len(), 200_000);
         assert_eq!(got[123_456], b"line 123456");
+    }
+
+    /// A pipe: gives at most `step` bytes a read.
+    struct Trickle<'a> {
+        rest: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.rest.len().min(self.step).min(buf.len());
+            buf[..n].copy_from_slice(&self.rest[..n]);
+            self.rest = &self.rest[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_hard_wrapped_source_is_joined_across_chunks_and_pipe_reads() {
+        // 40 000 records of 150 characters, wrapped at 100: 80 000 lines, 6 MB.
+        let records: Vec<String> = (0..40_000)
+            .map(|i| format!("node{}:{i}:{i} [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA {}", i % 7, "x".repeat(60)))
+            .map(|r| r.chars().take(150).collect())
+            .collect();
+        let mut wrapped = Vec::new();
+        for record in &records {
+            for piece in record.as_bytes().chunks(100) {
+                wrapped.extend_from_slice(piece);
+                wrapped.push(b'\n');
+            }
+        }
+        for step in [usize::MAX, 4096, 100] {
+            let mut reader = Trickle {
+                rest: &wrapped,
+                step,
+            };
+            let mut got = Vec::new();
+            for_each_chunk(&mut reader, &mut Vec::new(), |chunk| {
+                got.extend_from_slice(chunk)
+            })
+            .unwrap();
+            // Each record whole on the line of its first piece, an empty line after it.
+            let got: Vec<&[u8]> = got.split(|b| *b == b'\n').collect();
+            assert_eq!(got.len(), wrapped.split(|b| *b == b'\n').count(), "{step}");
+            for (i, record) in records.iter().enumerate() {
+                assert_eq!(got[2 * i], record.as_bytes(), "{step}: record {i}");
+                assert!(got[2 * i + 1].is_empty());
+            }
+        }
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod event;
 mod facts;
 mod frame;
 mod halves;
+mod hard_wrap;
 mod input;
 mod net_lines;
 mod other_lines;
