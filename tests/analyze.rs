@@ -698,6 +698,54 @@ fn hard_wrapped_logs_read_as_they_were_printed() {
 }
 
 #[test]
+fn logs_saved_from_a_web_page_read_as_they_were_printed() {
+    // A page's HTML source escapes `<`, `>` and `&`: `0[0] -&gt; 8[0]`, `10.0.0.1&lt;0&gt;`.
+    let mut checked = 0;
+    for dir in ["logs/h200", "logs/grammar"] {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "log") {
+                continue;
+            }
+            let log = std::fs::read_to_string(&path).unwrap();
+            if !log.contains(['<', '>', '&']) {
+                continue;
+            }
+            let answer = |text: &str| {
+                let a =
+                    netcheck::logscan::analyze_reader(text.as_bytes(), "t", &Options::default())
+                        .unwrap();
+                let evidence: Vec<(u64, String)> = a
+                    .findings
+                    .iter()
+                    .flat_map(|f| &f.evidence)
+                    .map(|e| (e.line, e.text.clone()))
+                    .collect();
+                let ranks: Vec<_> = a
+                    .per_rank
+                    .iter()
+                    .map(|r| (r.rank, r.transports.clone(), r.net_devices.clone()))
+                    .collect();
+                (
+                    a.inter_node_transport,
+                    a.socket_fallback,
+                    a.verdict,
+                    ranks,
+                    evidence,
+                )
+            };
+            let page = log
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;");
+            assert_eq!(answer(&page), answer(&log), "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}
+
+#[test]
 fn missing_or_unreadable_input_exits_2_naming_it() {
     let out = netcheck()
         .args(["analyze", "/no/such/nccl.log"])

@@ -2,6 +2,7 @@
 //! memory: a line longer than `MAX_LINE` is cut and the rest skipped, so a multi-gigabyte file
 //! without newlines costs no more memory than a normal one.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
@@ -9,6 +10,7 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use super::hard_wrap::{self, Decision};
+use super::html_text;
 use crate::error::{Error, Result};
 
 /// Longest line kept; NCCL lines are a few hundred bytes.
@@ -69,8 +71,14 @@ pub struct Chunks<R> {
     /// Inside an over-long line whose head was already passed on.
     skipping: bool,
     done: bool,
-    /// Whether the source is hard-wrapped at a terminal's width (`hard_wrap`).
+    /// Whether the source is hard-wrapped at a terminal's width (`hard_wrap`); decided on
+    /// the first lines, as is `html`.
     wrap: Decision,
+    /// Whether the source is a web page's escaped text (`html_text`).
+    html: bool,
+    /// Bytes at the start of `carry` that `next_into` gave out already (and `unread` gave
+    /// back), so their entities are not turned back twice.
+    held: usize,
 }
 
 impl<R: Read> Chunks<R> {
@@ -81,6 +89,8 @@ impl<R: Read> Chunks<R> {
             skipping: false,
             done: false,
             wrap: Decision::Undecided,
+            html: false,
+            held: 0,
         }
     }
 
@@ -97,15 +107,28 @@ impl<R: Read> Chunks<R> {
                 return Ok(Some(len));
             }
             let at_end = self.done && self.carry.is_empty();
+            let held = std::mem::take(&mut self.held).min(len);
             if self.wrap == Decision::Undecided {
-                self.wrap = hard_wrap::decide(&buf[..len], at_end || len >= CHUNK / 2);
+                self.html = html_text::escaped(&buf[..len]);
+                let sample = match self.html {
+                    true => {
+                        let mut text = buf[..len].to_vec();
+                        let len = html_text::unescape(&mut text);
+                        Cow::Owned(text[..len].to_vec())
+                    }
+                    false => Cow::Borrowed(&buf[..len]),
+                };
+                self.wrap = hard_wrap::decide(&sample, at_end || len >= CHUNK / 2);
                 if self.wrap == Decision::Undecided {
                     // Too few lines to tell yet (a pipe gives what it has): read on.
-                    let head = buf[..len].to_vec();
-                    self.unread(&head);
+                    self.carry.splice(0..0, buf[..len].iter().copied());
                     continue;
                 }
             }
+            let len = match self.html {
+                true => held + html_text::unescape(&mut buf[held..len]),
+                false => len,
+            };
             if let Decision::Wrapped(wrap) = &self.wrap {
                 let mut done = wrap.join(&mut buf[..len], at_end);
                 if done == 0 && len < CHUNK / 2 {
@@ -189,6 +212,7 @@ impl<R: Read> Chunks<R> {
     /// starts with it.
     pub fn unread(&mut self, rest: &[u8]) {
         self.carry.splice(0..0, rest.iter().copied());
+        self.held += rest.len();
     }
 }
 
@@ -390,6 +414,54 @@ mod tests {
             for (i, record) in records.iter().enumerate() {
                 assert_eq!(got[2 * i], record.as_bytes(), "{step}: record {i}");
                 assert!(got[2 * i + 1].is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn an_escaped_source_is_unescaped_once_across_chunks_and_held_back_lines() {
+        // A web page's text of a wrapped log: `&amp;lt;` is the page's way of showing `&lt;`,
+        // which must stay `&lt;` however often a line goes back to be read again.
+        let records: Vec<String> = (0..40_000)
+            .map(|i| format!("node{}:{i}:{i} [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0 &lt;x&gt; {}", i % 7, "y".repeat(60)))
+            .map(|r| r.chars().take(150).collect())
+            .collect();
+        let page = |r: &str| {
+            r.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+        };
+        let mut input = Vec::new();
+        for record in &records {
+            // Wrapped as shown (150 characters at 100), then escaped.
+            let chars: Vec<char> = record.chars().collect();
+            for piece in chars.chunks(100) {
+                input.extend_from_slice(page(&piece.iter().collect::<String>()).as_bytes());
+                input.push(b'\n');
+            }
+        }
+        for step in [usize::MAX, 4096] {
+            let mut reader = Trickle { rest: &input, step };
+            let mut chunks = Chunks::new(&mut reader);
+            let mut buf = Vec::new();
+            let mut got = Vec::new();
+            let mut turn = 0;
+            while let Some(len) = chunks.next_into(&mut buf).unwrap() {
+                // As a batch does: now and then the last lines go back.
+                let keep = match turn % 3 {
+                    0 => buf[..len / 2]
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(len, |i| i + 1),
+                    _ => len,
+                };
+                turn += 1;
+                got.extend_from_slice(&buf[..keep]);
+                chunks.unread(&buf[keep..len].to_vec());
+            }
+            let got: Vec<&[u8]> = got.split(|b| *b == b'\n').collect();
+            for (i, record) in records.iter().enumerate() {
+                assert_eq!(got[2 * i], record.as_bytes(), "{step}: record {i}");
             }
         }
     }

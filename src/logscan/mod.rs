@@ -41,6 +41,7 @@ mod facts;
 mod frame;
 mod halves;
 mod hard_wrap;
+mod html_text;
 mod input;
 mod net_lines;
 mod other_lines;
