@@ -457,7 +457,7 @@ mod tests {
                 };
                 turn += 1;
                 got.extend_from_slice(&buf[..keep]);
-                chunks.unread(&buf[keep..len].to_vec());
+                chunks.unread(&buf[keep..len]);
             }
             let got: Vec<&[u8]> = got.split(|b| *b == b'\n').collect();
             for (i, record) in records.iter().enumerate() {
