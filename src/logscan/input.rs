@@ -74,8 +74,8 @@ pub struct Chunks<R> {
     /// Whether the source is hard-wrapped at a terminal's width (`hard_wrap`); decided on
     /// the first lines, as is `html`.
     wrap: Decision,
-    /// Whether the source is a web page's escaped text (`html_text`).
-    html: bool,
+    /// What a web page did to the source's text (`html_text`).
+    html: html_text::Form,
     /// Bytes at the start of `carry` that `next_into` gave out already (and `unread` gave
     /// back), so their entities are not turned back twice.
     held: usize,
@@ -89,7 +89,7 @@ impl<R: Read> Chunks<R> {
             skipping: false,
             done: false,
             wrap: Decision::Undecided,
-            html: false,
+            html: html_text::Form::default(),
             held: 0,
         }
     }
@@ -109,14 +109,14 @@ impl<R: Read> Chunks<R> {
             let at_end = self.done && self.carry.is_empty();
             let held = std::mem::take(&mut self.held).min(len);
             if self.wrap == Decision::Undecided {
-                self.html = html_text::escaped(&buf[..len]);
-                let sample = match self.html {
-                    true => {
+                self.html = html_text::form(&buf[..len]);
+                let sample = match self.html.plain() {
+                    true => Cow::Borrowed(&buf[..len]),
+                    false => {
                         let mut text = buf[..len].to_vec();
-                        let len = html_text::unescape(&mut text);
+                        let len = html_text::unescape(&mut text, self.html);
                         Cow::Owned(text[..len].to_vec())
                     }
-                    false => Cow::Borrowed(&buf[..len]),
                 };
                 self.wrap = hard_wrap::decide(&sample, at_end || len >= CHUNK / 2);
                 if self.wrap == Decision::Undecided {
@@ -125,9 +125,9 @@ impl<R: Read> Chunks<R> {
                     continue;
                 }
             }
-            let len = match self.html {
-                true => held + html_text::unescape(&mut buf[held..len]),
-                false => len,
+            let len = match self.html.plain() {
+                true => len,
+                false => held + html_text::unescape(&mut buf[held..len], self.html),
             };
             if let Decision::Wrapped(wrap) = &self.wrap {
                 let mut done = wrap.join(&mut buf[..len], at_end);
