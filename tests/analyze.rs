@@ -698,9 +698,10 @@ fn hard_wrapped_logs_read_as_they_were_printed() {
 }
 
 #[test]
-fn logs_saved_from_a_web_page_read_as_they_were_printed() {
+fn logs_from_web_pages_and_log_viewers_read_as_they_were_printed() {
     // A page's HTML source escapes `<`, `>` and `&`: `0[0] -&gt; 8[0]`, `10.0.0.1&lt;0&gt;`;
-    // a rendered page or a chat copies blanks as no-break spaces.
+    // a rendered page or a chat copies blanks as no-break spaces; a log viewer's CSV export
+    // puts a time before each line and quotes it (RFC 4180: every field, or where needed).
     let mut checked = 0;
     for dir in ["logs/h200", "logs/grammar"] {
         for entry in std::fs::read_dir(fixture(dir)).unwrap() {
@@ -740,6 +741,26 @@ fn logs_saved_from_a_web_page_read_as_they_were_printed() {
             assert_eq!(answer(&page), plain, "{} escaped", path.display());
             let copied = log.replace(' ', "\u{a0}");
             assert_eq!(answer(&copied), plain, "{} no-break", path.display());
+            let quote = |field: &str| format!("\"{}\"", field.replace('"', "\"\""));
+            let exported = |quote_all: bool| -> String {
+                // (No header line, so evidence keeps its line numbers.)
+                let mut csv = String::new();
+                for line in log.lines() {
+                    let message = match quote_all || line.contains([',', '"']) {
+                        true => quote(line),
+                        false => line.to_string(),
+                    };
+                    csv += &format!("2026-12-06T05:00:00.000Z,{message},stdout\n");
+                }
+                csv
+            };
+            assert_eq!(answer(&exported(true)), plain, "{} CSV", path.display());
+            assert_eq!(
+                answer(&exported(false)),
+                plain,
+                "{} CSV, quoted where needed",
+                path.display()
+            );
             checked += 1;
         }
     }

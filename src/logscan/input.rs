@@ -10,7 +10,7 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use super::hard_wrap::{self, Decision};
-use super::html_text;
+use super::text_form;
 use crate::error::{Error, Result};
 
 /// Longest line kept; NCCL lines are a few hundred bytes.
@@ -72,10 +72,10 @@ pub struct Chunks<R> {
     skipping: bool,
     done: bool,
     /// Whether the source is hard-wrapped at a terminal's width (`hard_wrap`); decided on
-    /// the first lines, as is `html`.
+    /// the first lines, as is `form`.
     wrap: Decision,
-    /// What a web page did to the source's text (`html_text`).
-    html: html_text::Form,
+    /// What a web page or a log viewer did to the source's text (`text_form`).
+    form: text_form::Form,
     /// Bytes at the start of `carry` that `next_into` gave out already (and `unread` gave
     /// back), so their entities are not turned back twice.
     held: usize,
@@ -89,7 +89,7 @@ impl<R: Read> Chunks<R> {
             skipping: false,
             done: false,
             wrap: Decision::Undecided,
-            html: html_text::Form::default(),
+            form: text_form::Form::default(),
             held: 0,
         }
     }
@@ -109,12 +109,12 @@ impl<R: Read> Chunks<R> {
             let at_end = self.done && self.carry.is_empty();
             let held = std::mem::take(&mut self.held).min(len);
             if self.wrap == Decision::Undecided {
-                self.html = html_text::form(&buf[..len]);
-                let sample = match self.html.plain() {
+                self.form = text_form::form(&buf[..len]);
+                let sample = match self.form.plain() {
                     true => Cow::Borrowed(&buf[..len]),
                     false => {
                         let mut text = buf[..len].to_vec();
-                        let len = html_text::unescape(&mut text, self.html);
+                        let len = text_form::undo(&mut text, self.form);
                         Cow::Owned(text[..len].to_vec())
                     }
                 };
@@ -125,9 +125,9 @@ impl<R: Read> Chunks<R> {
                     continue;
                 }
             }
-            let len = match self.html.plain() {
+            let len = match self.form.plain() {
                 true => len,
-                false => held + html_text::unescape(&mut buf[held..len], self.html),
+                false => held + text_form::undo(&mut buf[held..len], self.form),
             };
             if let Decision::Wrapped(wrap) = &self.wrap {
                 let mut done = wrap.join(&mut buf[..len], at_end);

@@ -41,7 +41,7 @@ mod facts;
 mod frame;
 mod halves;
 mod hard_wrap;
-mod html_text;
+
 mod input;
 mod net_lines;
 mod other_lines;
@@ -51,6 +51,7 @@ pub mod render;
 mod rules;
 mod scan;
 mod summary;
+mod text_form;
 mod transport;
 
 pub use analysis::*;
