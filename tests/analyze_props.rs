@@ -72,6 +72,20 @@ const FRAGMENTS: &[&str] = &[
     "\r",
     "é",
     "\u{0}",
+    // What web pages and log viewers do to a log (logscan::text_form, hard_wrap).
+    "-&gt; ",
+    "&lt;0&gt;",
+    "&amp;",
+    "&",
+    "\u{a0}",
+    "NCCL\u{a0}INFO ",
+    ",\"",
+    "\",",
+    "\"\"",
+    ",stdout",
+    "2026-12-06T05:00:00Z,\"",
+    "\n",
+    "\u{1b}[0m",
 ];
 
 fn spliced_line() -> impl Strategy<Value = String> {
@@ -98,6 +112,20 @@ fn check(input: &[u8]) {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn wrapped_spliced_lines_never_panic(lines in prop::collection::vec(spliced_line(), 0..64), width in 1usize..120) {
+        // Hard-wrapped at `width` bytes (pieces may split a character: lossy).
+        let text = lines.join("\n");
+        let mut wrapped = Vec::new();
+        for line in text.as_bytes().split(|b| *b == b'\n') {
+            for piece in line.chunks(width) {
+                wrapped.extend_from_slice(piece);
+                wrapped.push(b'\n');
+            }
+        }
+        check(&wrapped);
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
