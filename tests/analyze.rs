@@ -768,6 +768,91 @@ fn logs_from_web_pages_and_log_viewers_read_as_they_were_printed() {
 }
 
 #[test]
+fn a_zip_of_logs_is_read_as_its_logs() {
+    // GitHub issues take attachments as .zip: each entry is a log of its own (gzip inside
+    // too); folders and macOS's resource forks are skipped.
+    let dir = tempfile::tempdir().unwrap();
+    let a = fixture("logs/grammar/efa-2node.log");
+    let b = fixture("logs/grammar/efa-some-ranks-socket.log");
+    let zipped = dir.path().join("logs.zip");
+    {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&zipped).unwrap());
+        let deflated = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        zip.add_directory("run/", deflated).unwrap();
+        zip.start_file("run/rank0.log", deflated).unwrap();
+        zip.write_all(&std::fs::read(&a).unwrap()).unwrap();
+        // The second log gzipped, stored as it is.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&std::fs::read(&b).unwrap()).unwrap();
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        zip.start_file("run/rank1.log.gz", stored).unwrap();
+        zip.write_all(&gz.finish().unwrap()).unwrap();
+        zip.start_file("__MACOSX/run/._rank0.log", stored).unwrap();
+        zip.write_all(b"\0\x05\x16\x07 NCCL INFO Using network Socket")
+            .unwrap();
+        zip.finish().unwrap();
+    }
+    let options = Options::default();
+    let from_zip = analyze_paths(std::slice::from_ref(&zipped), &options).unwrap();
+    let from_files = analyze_paths(&[a, b], &options).unwrap();
+    let summary = |x: &Analysis| {
+        let ranks: Vec<_> = x
+            .per_rank
+            .iter()
+            .map(|r| (r.rank, r.host.clone(), r.inter_node_transport))
+            .collect();
+        (
+            x.inter_node_transport,
+            x.socket_fallback,
+            x.verdict,
+            x.hosts.clone(),
+            ranks,
+        )
+    };
+    assert_eq!(summary(&from_zip), summary(&from_files));
+    assert!(from_zip.per_rank.len() > 2);
+    // Evidence names the archive and the entry.
+    let sources: std::collections::BTreeSet<String> = from_zip
+        .findings
+        .iter()
+        .flat_map(|f| &f.evidence)
+        .map(|e| e.source.to_string())
+        .collect();
+    let name = zipped.display().to_string();
+    assert!(
+        sources
+            .iter()
+            .all(|s| s.starts_with(&format!("{name}:run/rank"))),
+        "{sources:?}"
+    );
+    // On stdin an archive cannot be unpacked: exit 2, saying what to do.
+    let out = netcheck()
+        .args(["analyze", "-"])
+        .pipe_stdin(&zipped)
+        .unwrap()
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("pass its path"), "{err}");
+    // A damaged archive: exit 2 naming it.
+    let bytes = std::fs::read(&zipped).unwrap();
+    let damaged = dir.path().join("cut.zip");
+    std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
+    let out = netcheck()
+        .arg("analyze")
+        .arg(&damaged)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(String::from_utf8(out.stderr).unwrap().contains("cut.zip"));
+}
+
+#[test]
 fn missing_or_unreadable_input_exits_2_naming_it() {
     let out = netcheck()
         .args(["analyze", "/no/such/nccl.log"])

@@ -227,6 +227,8 @@ pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufR
         Start::Plain => Box::new(reader),
         Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
         Start::Empty => Box::new(io::empty()),
+        // Inside an archive or a stream: not unpacked again.
+        Start::Zip => Box::new(reader),
     })
 }
 
@@ -249,6 +251,9 @@ enum Start {
     /// It ended before its first byte. Not read again: on a terminal the Ctrl-D that ended
     /// it is used up, and another read would wait for a second one.
     Empty,
+    /// A zip archive (`PK\x03\x04`): its entries are read one by one from a file
+    /// (`zip_archive`); a stream cannot be.
+    Zip,
 }
 
 /// Looks at the first bytes for the gzip magic (nothing is consumed).
@@ -260,6 +265,7 @@ fn sniff(reader: &mut impl BufRead) -> io::Result<Start> {
             Ok([0xff, 0xfe, ..] | [0xfe, 0xff, ..] | [0xef, 0xbb, 0xbf, ..]) => {
                 return Ok(Start::Bom);
             }
+            Ok([b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..]) => return Ok(Start::Zip),
             Ok(_) => return Ok(Start::Plain),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -299,8 +305,42 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
             Start::Plain => Box::new(reader),
             Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
             Start::Empty => Box::new(io::empty()),
+            Start::Zip => {
+                let e = io::Error::other(
+                    "a zip archive can be read from a file, not from a stream: pass its path, \
+                     or unzip it and pass the logs",
+                );
+                return Err(Error::read(path, e));
+            }
         },
     )
+}
+
+/// The archive at `path` when it is a zip file (by content, whatever it is called): each
+/// entry is a log of its own (GitHub issues take attachments as `.zip`). `None` for any
+/// other file and for stdin; a damaged archive is an error naming it.
+pub fn zip_archive(path: &Path) -> Result<Option<zip::ZipArchive<File>>> {
+    if path == Path::new("-") {
+        return Ok(None);
+    }
+    let mut magic = [0; 4];
+    let Ok(mut file) = File::open(path) else {
+        // `open` says why.
+        return Ok(None);
+    };
+    if file.read_exact(&mut magic).is_err() || !matches!(magic, [b'P', b'K', 3 | 5, 4 | 6]) {
+        return Ok(None);
+    }
+    let archive = zip::ZipArchive::new(file).map_err(|e| Error::read(path, io::Error::other(e)))?;
+    Ok(Some(archive))
+}
+
+/// Whether an archive's entry is a log to read: not a folder, not macOS's `__MACOSX/`
+/// resource forks.
+pub fn is_log_entry(name: &str, is_dir: bool) -> bool {
+    !is_dir
+        && !name.starts_with("__MACOSX/")
+        && !name.rsplit('/').next().is_some_and(|f| f.starts_with("._"))
 }
 
 #[cfg(test)]
@@ -464,6 +504,15 @@ mod tests {
                 assert_eq!(got[2 * i], record.as_bytes(), "{step}: record {i}");
             }
         }
+    }
+
+    #[test]
+    fn an_archives_logs_are_its_files_but_folders_and_resource_forks() {
+        assert!(is_log_entry("run/rank0.log", false));
+        assert!(is_log_entry("rank0.log.gz", false));
+        assert!(!is_log_entry("run/", true));
+        assert!(!is_log_entry("__MACOSX/run/._rank0.log", false));
+        assert!(!is_log_entry("run/._rank0.log", false));
     }
 
     #[test]

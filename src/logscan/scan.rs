@@ -106,6 +106,9 @@ impl Analyzer {
     /// CPU available, reading, decompressing and framing run on a second thread, one chunk
     /// ahead of the analysis; the result is the same as `feed`'s.
     pub fn feed_path(&mut self, path: &std::path::Path) -> Result<()> {
+        if let Some(archive) = input::zip_archive(path)? {
+            return self.feed_zip(path, archive);
+        }
         let reader = input::open(path)?;
         let name = input::source_name(path);
         // On one CPU (taskset, a cgroup quota of one) the threads would only take turns.
@@ -116,6 +119,34 @@ impl Analyzer {
             self.feed(reader, &name)
         };
         result.map_err(|e| crate::error::Error::read(path, e))
+    }
+
+    /// Reads each log in a zip archive as a source of its own, named `archive.zip:entry`
+    /// (entries may be gzip files too). An entry that cannot be read is an error naming the
+    /// archive and the entry.
+    fn feed_zip(
+        &mut self,
+        path: &std::path::Path,
+        mut archive: zip::ZipArchive<std::fs::File>,
+    ) -> Result<()> {
+        let archive_name = input::source_name(path);
+        for index in 0..archive.len() {
+            let failed = |e: io::Error, entry: &str| {
+                crate::error::Error::read(format!("{archive_name}:{entry}"), e)
+            };
+            let entry = archive
+                .by_index(index)
+                .map_err(|e| failed(io::Error::other(e), &format!("entry {index}")))?;
+            let name = entry.name().to_string();
+            if !input::is_log_entry(&name, entry.is_dir()) {
+                continue;
+            }
+            let reader = input::maybe_gzip(io::BufReader::with_capacity(256 * 1024, entry))
+                .map_err(|e| failed(e, &name))?;
+            self.feed(reader, &format!("{archive_name}:{name}"))
+                .map_err(|e| failed(e, &name))?;
+        }
+        Ok(())
     }
 
     fn feed_pipelined<R: Read + Send>(&mut self, reader: R, source_name: &str) -> io::Result<()> {
