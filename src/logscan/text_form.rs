@@ -85,7 +85,10 @@ pub fn form(head: &[u8]) -> Form {
         // The field with `NCCL`, and whether one follows it as a column does (no blank after
         // the comma: a message's own commas have one, `(create 0.1, send 0.2)`).
         let (mut fields, mut nccl_field, mut column_after) = (0, None, false);
-        for field in csv_fields(line) {
+        // A JSON object's commas and quotes are no CSV (`{"log":"…","stream":"stderr"}`:
+        // `input::json_log_text` reads it).
+        let json = line.trim_ascii_start().starts_with(b"{");
+        for field in csv_fields(line).take_while(|_| !json) {
             if nccl_field.map(|f| f + 1) == Some(fields) {
                 column_after = !matches!(line.get(field.start), Some(b' ' | b'\t'));
             }
@@ -320,6 +323,9 @@ mod tests {
         assert!(!csv(&format!("{timings}\n{timings}\n{timings}\n")));
         assert!(!csv(&format!("{line}\n{comma}\n{line}\n")));
         assert!(!csv(&format!("t1,{line}\nt2,{line}\n")));
+        // JSON lines, as serde_json and Docker write them (no blank after a comma).
+        let json = format!("{{\"log\":\"{line}\\n\",\"stream\":\"stderr\",\"time\":\"t\"}}\n");
+        assert!(!csv(&json.repeat(3)));
     }
 
     #[test]
