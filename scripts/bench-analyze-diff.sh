@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Differential check for speed work on `netcheck analyze`: runs an older and a newer binary
 # over the fixture logs and over mutated copies of them (glued records, wrapper prefixes, ANSI
-# colour codes, CRLF, invalid UTF-8, cut lines, shuffled lines, lines over 1 MiB) and reports
-# every input where stdout, stderr or the exit code differ.
+# colour codes, CRLF, invalid UTF-8, cut lines, shuffled lines, lines over 1 MiB; whole logs as
+# JSON lines, compact or not, a CSV export, a page's HTML or hard-wrapped at a terminal's width)
+# and reports every input where stdout, stderr or the exit code differ.
 #
 # Usage: scripts/bench-analyze-diff.sh OLD_BINARY [NEW_BINARY]   (new: target/release/netcheck)
 #   EXTRA_LOGS=dir adds the *.log files of another folder (e.g. a public log corpus).
@@ -20,7 +21,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
 python3 - "$root/tests/fixtures/logs" "${EXTRA_LOGS:-}" "$dir" "${COUNT:-400}" "${SEED:-7}" <<'PY'
-import glob, random, sys
+import glob, json, random, sys
 fixtures, extra, out, count, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 random.seed(seed)
 files = sorted(glob.glob(f"{fixtures}/*/*.log")) + (sorted(glob.glob(f"{extra}/*.log")) if extra else [])
@@ -48,14 +49,32 @@ def mutate(line):
     if r < 0.47: return line.replace(b"NCCL INFO", b"NCCL WARN")
     if r < 0.49: return line.replace(b"node", b"NCCL")
     return line
+def as_form(lines):
+    # A whole log as a log shipper, a log viewer, a web page or a terminal passes it on; the
+    # form goes into the file's name, so a difference says which form it came through.
+    form = random.choice(["json", "compact-json", "csv", "html", "wrap"])
+    if form.endswith("json"):
+        seps = (",", ":") if form == "compact-json" else None
+        return [json.dumps({"log": l.decode("utf-8", "replace") + "\n", "stream": "stdout"},
+                           separators=seps).encode() for l in lines], form
+    if form == "csv":
+        return [b'2026-12-06T00:00:00Z,"' + l.replace(b'"', b'""') + b'"' for l in lines], form
+    if form == "html":
+        return [l.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;") for l in lines], form
+    width = random.choice([80, 120])
+    return [l[i:i + width] for l in lines for i in range(0, max(len(l), 1), width)], form
 made = []
 for n in range(count):
     start = random.randrange(len(corpus))
     lines = [mutate(l) for l in corpus[start:start + random.choice([5, 20, 100, 400, 2000])]]
     if random.random() < 0.3: random.shuffle(lines)
+    form = ""
+    if random.random() < 0.25:
+        lines, form = as_form(lines)
+        form = "-" + form
     data = b"\n".join(lines) + (b"\n" if random.random() < 0.5 else b"")
     made.append(data)
-    open(f"{out}/m{n:04d}.log", "wb").write(data)
+    open(f"{out}/m{n:04d}{form}.log", "wb").write(data)
 # Multi-chunk files, some with lines over 64 KiB and over 1 MiB.
 for n in range(6):
     parts, size = [], 0
