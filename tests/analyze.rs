@@ -797,30 +797,11 @@ fn a_zip_of_logs_is_read_as_its_logs() {
     let options = Options::default();
     let from_zip = analyze_paths(std::slice::from_ref(&zipped), &options).unwrap();
     let from_files = analyze_paths(&[a, b], &options).unwrap();
-    let summary = |x: &Analysis| {
-        let ranks: Vec<_> = x
-            .per_rank
-            .iter()
-            .map(|r| (r.rank, r.host.clone(), r.inter_node_transport))
-            .collect();
-        (
-            x.inter_node_transport,
-            x.socket_fallback,
-            x.verdict,
-            x.hosts.clone(),
-            ranks,
-        )
-    };
-    assert_eq!(summary(&from_zip), summary(&from_files));
+    assert_eq!(job(&from_zip), job(&from_files));
     assert!(from_zip.per_rank.len() > 2);
     // Evidence names the archive and the entry.
-    let sources: std::collections::BTreeSet<String> = from_zip
-        .findings
-        .iter()
-        .flat_map(|f| &f.evidence)
-        .map(|e| e.source.to_string())
-        .collect();
     let name = zipped.display().to_string();
+    let sources = evidence_sources(&from_zip);
     assert!(
         sources
             .iter()
@@ -850,6 +831,132 @@ fn a_zip_of_logs_is_read_as_its_logs() {
         .get_output()
         .clone();
     assert!(String::from_utf8(out.stderr).unwrap().contains("cut.zip"));
+}
+
+/// What a job's analysis says, rank by rank: the same for its logs however they are packed.
+type Job = (
+    Transport,
+    Option<bool>,
+    Verdict,
+    Vec<String>,
+    Vec<(Option<u32>, Option<String>, Option<Transport>)>,
+);
+
+fn job(x: &Analysis) -> Job {
+    let ranks = x
+        .per_rank
+        .iter()
+        .map(|r| (r.rank, r.host.clone(), r.inter_node_transport))
+        .collect();
+    (
+        x.inter_node_transport,
+        x.socket_fallback,
+        x.verdict,
+        x.hosts.clone(),
+        ranks,
+    )
+}
+
+/// The sources that a finding's evidence names.
+fn evidence_sources(x: &Analysis) -> std::collections::BTreeSet<String> {
+    x.findings
+        .iter()
+        .flat_map(|f| &f.evidence)
+        .map(|e| e.source.to_string())
+        .collect()
+}
+
+#[test]
+fn a_tar_of_logs_is_read_as_its_logs() {
+    // Support bundles, `kubectl cp` and `tar czf - logs/ | netcheck analyze`: each entry a
+    // log of its own, gzip inside too; folders, links and macOS's `._` forks skipped.
+    let dir = tempfile::tempdir().unwrap();
+    let a = fixture("logs/grammar/efa-2node.log");
+    let b = fixture("logs/grammar/efa-some-ranks-socket.log");
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut add = |name: &str, kind: tar::EntryType, bytes: &[u8]| {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        if kind == tar::EntryType::Symlink {
+            header.set_link_name("rank0.log").unwrap();
+        }
+        tar.append_data(&mut header, name, bytes).unwrap();
+    };
+    add("run/", tar::EntryType::Directory, b"");
+    add(
+        "run/rank0.log",
+        tar::EntryType::Regular,
+        &std::fs::read(&a).unwrap(),
+    );
+    add(
+        "run/._rank0.log",
+        tar::EntryType::Regular,
+        b"\0\x05\x16\x07 NCCL INFO Using network Socket",
+    );
+    add("run/latest.log", tar::EntryType::Symlink, b"");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&std::fs::read(&b).unwrap()).unwrap();
+    add(
+        "run/rank1.log.gz",
+        tar::EntryType::Regular,
+        &gz.finish().unwrap(),
+    );
+    let tar = tar.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&tar).unwrap();
+    let tgz = gz.finish().unwrap();
+
+    let options = Options::default();
+    let from_files = analyze_paths(&[a, b], &options).unwrap();
+    assert!(from_files.per_rank.len() > 2);
+    for (name, bytes) in [("logs.tar", &tar), ("logs.tgz", &tgz)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let from_tar = analyze_paths(std::slice::from_ref(&path), &options).unwrap();
+        assert_eq!(job(&from_tar), job(&from_files), "{name}");
+        let name = path.display().to_string();
+        let sources = evidence_sources(&from_tar);
+        assert!(
+            sources
+                .iter()
+                .all(|s| s.starts_with(&format!("{name}:run/rank"))),
+            "{sources:?}"
+        );
+    }
+    // From stdin too, as a stream: the same report, its sources named `<stdin>:…`.
+    let report = |input: &str, stdin: Option<Vec<u8>>| {
+        let mut cmd = netcheck();
+        cmd.current_dir(dir.path())
+            .args(["analyze", "--format", "json", input]);
+        if let Some(bytes) = stdin {
+            cmd.write_stdin(bytes);
+        }
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    };
+    let from_stdin = report("-", Some(tgz.clone()));
+    assert!(
+        from_stdin.contains("\"<stdin>:run/rank0.log\""),
+        "{from_stdin}"
+    );
+    let from_path = report("logs.tgz", None);
+    assert_eq!(from_stdin.replace("<stdin>:", "logs.tgz:"), from_path);
+    // A cut archive: exit 2 naming it, the tar archive and where it stopped.
+    let cut = dir.path().join("cut.tar");
+    std::fs::write(&cut, &tar[..tar.len() - 1536]).unwrap();
+    let out = netcheck()
+        .arg("analyze")
+        .arg(&cut)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("cut.tar") && err.contains("tar archive"),
+        "{err}"
+    );
 }
 
 #[test]

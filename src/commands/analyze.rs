@@ -14,7 +14,8 @@ use crate::logscan::{self, Analysis, Analyzer, Options, Transport, Verdict};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// NCCL_DEBUG=INFO logs: files, .gz files, .zip archives of logs, or `-` / nothing for stdin.
+    /// NCCL_DEBUG=INFO logs: files, .gz files, .zip and .tar(.gz) archives of logs, or `-` /
+    /// nothing for stdin.
     #[arg(value_name = "LOG", conflicts_with = "kube")]
     pub logs: Vec<PathBuf>,
     /// The inter-node transport that must have been used (`nvlink`: multi-node NVLink,

@@ -335,6 +335,52 @@ pub fn zip_archive(path: &Path) -> Result<Option<zip::ZipArchive<File>>> {
     Ok(Some(archive))
 }
 
+/// A stream that turned out to be a tar archive (`.tar`, or `.tar.gz` / `.tgz` once
+/// `open` has unpacked the gzip), or a log.
+pub enum Unpacked<R: Read> {
+    Log(R),
+    Tar(tar::Archive<R>),
+}
+
+/// Where the magic of a tar header lies: `ustar` at byte 257 of the first 512-byte block
+/// (POSIX and GNU tar both write it; the 1979 format without it is not recognised).
+const TAR_MAGIC_AT: usize = 257;
+
+/// Looks at the first block of `reader` for a tar header; nothing is consumed. Where the
+/// reader's buffer holds less than the header's magic (a pipe), the block is read ahead and
+/// put in front of the rest; a stream that ends before that is not read again (on a
+/// terminal the Ctrl-D that ended it is used up).
+pub fn tar_or_log<'a>(
+    mut reader: Box<dyn BufRead + Send + 'a>,
+) -> io::Result<Unpacked<Box<dyn BufRead + Send + 'a>>> {
+    const MAGIC: std::ops::Range<usize> = TAR_MAGIC_AT..TAR_MAGIC_AT + 5;
+    let buffered = loop {
+        match reader.fill_buf() {
+            Ok(buffered) => break buffered,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let (reader, is_tar): (Box<dyn BufRead + Send + 'a>, bool) = if buffered.is_empty() {
+        (reader, false)
+    } else if buffered.len() >= MAGIC.end {
+        let is_tar = &buffered[MAGIC] == b"ustar";
+        (reader, is_tar)
+    } else {
+        let mut head = Vec::with_capacity(512);
+        let ended = (&mut reader).take(512).read_to_end(&mut head)? < 512;
+        let is_tar = head.get(MAGIC) == Some(b"ustar");
+        match ended {
+            true => (Box::new(io::Cursor::new(head)), is_tar),
+            false => (Box::new(io::Cursor::new(head).chain(reader)), is_tar),
+        }
+    };
+    Ok(match is_tar {
+        true => Unpacked::Tar(tar::Archive::new(reader)),
+        false => Unpacked::Log(reader),
+    })
+}
+
 /// Whether an archive's entry is a log to read: not a folder, not macOS's `__MACOSX/`
 /// resource forks.
 pub fn is_log_entry(name: &str, is_dir: bool) -> bool {
@@ -421,6 +467,38 @@ mod tests {
             buf[..n].copy_from_slice(&self.rest[..n]);
             self.rest = &self.rest[n..];
             Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_tar_is_told_from_a_log_however_the_pipe_delivers_it_and_nothing_is_lost() {
+        let mut tar = tar::Builder::new(Vec::new());
+        let log = b"h:1:1 [0] NCCL INFO Using network Socket\n";
+        let mut header = tar::Header::new_ustar();
+        header.set_size(log.len() as u64);
+        tar.append_data(&mut header, "rank0.log", &log[..]).unwrap();
+        let tar = tar.into_inner().unwrap();
+        let plain = log.repeat(40);
+        // A pipe that gives `step` bytes a read, behind a buffer as `open` makes.
+        fn trickle(rest: &[u8], step: usize) -> Box<dyn BufRead + Send + '_> {
+            Box::new(BufReader::with_capacity(BUFFER, Trickle { rest, step }))
+        }
+        for step in [1, 7, 300, 512, 1 << 20] {
+            let Unpacked::Tar(mut archive) = tar_or_log(trickle(&tar, step)).unwrap() else {
+                panic!("a tar read {step} bytes at a time was taken for a log");
+            };
+            let mut entry = archive.entries().unwrap().next().unwrap().unwrap();
+            let mut text = Vec::new();
+            entry.read_to_end(&mut text).unwrap();
+            assert_eq!(text, log);
+            for bytes in [&plain[..], &plain[..100], b""] {
+                let Unpacked::Log(mut reader) = tar_or_log(trickle(bytes, step)).unwrap() else {
+                    panic!("a log read {step} bytes at a time was taken for a tar");
+                };
+                let mut text = Vec::new();
+                reader.read_to_end(&mut text).unwrap();
+                assert_eq!(text, bytes, "step {step}");
+            }
         }
     }
 

@@ -109,7 +109,11 @@ impl Analyzer {
         if let Some(archive) = input::zip_archive(path)? {
             return self.feed_zip(path, archive);
         }
-        let reader = input::open(path)?;
+        let reader = match input::tar_or_log(input::open(path)?) {
+            Ok(input::Unpacked::Log(reader)) => reader,
+            Ok(input::Unpacked::Tar(archive)) => return self.feed_tar(path, archive),
+            Err(e) => return Err(crate::error::Error::read(path, e)),
+        };
         let name = input::source_name(path);
         // On one CPU (taskset, a cgroup quota of one) the threads would only take turns.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -145,6 +149,42 @@ impl Analyzer {
                 .map_err(|e| failed(e, &name))?;
             self.feed(reader, &format!("{archive_name}:{name}"))
                 .map_err(|e| failed(e, &name))?;
+        }
+        Ok(())
+    }
+
+    /// Reads each log in a tar archive (`.tar`, `.tar.gz`, `.tgz`: support bundles, `kubectl
+    /// cp`, `tar czf - logs | netcheck analyze`) as a source of its own, named
+    /// `archive.tar.gz:entry`, in the archive's order (entries may be gzip files too). A
+    /// damaged or cut archive is an error naming it and the last entry read whole.
+    fn feed_tar<R: Read>(
+        &mut self,
+        path: &std::path::Path,
+        mut archive: tar::Archive<R>,
+    ) -> Result<()> {
+        let archive_name = input::source_name(path);
+        let failed = |e: io::Error, at: &str| {
+            let e = io::Error::new(e.kind(), format!("{e} (tar archive, at {at})"));
+            crate::error::Error::read(&archive_name, e)
+        };
+        // The last entry read whole, for errors.
+        let mut last: Option<String> = None;
+        let next = |last: &Option<String>| match last {
+            Some(name) => format!("the entry after {name}"),
+            None => "its first entry".to_string(),
+        };
+        let entries = archive.entries().map_err(|e| failed(e, &next(&last)))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| failed(e, &next(&last)))?;
+            let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let is_file = entry.header().entry_type().is_file();
+            if input::is_log_entry(&name, !is_file) {
+                let source = format!("{archive_name}:{name}");
+                input::maybe_gzip(io::BufReader::with_capacity(256 * 1024, entry))
+                    .and_then(|reader| self.feed(reader, &source))
+                    .map_err(|e| failed(e, &name))?;
+            }
+            last = Some(name);
         }
         Ok(())
     }
