@@ -960,6 +960,62 @@ fn a_tar_of_logs_is_read_as_its_logs() {
 }
 
 #[test]
+fn a_log_in_a_compression_not_unpacked_here_is_exit_2_saying_how_to_read_it() {
+    // The first bytes each format's specification gives (xz, zstd, lz4 frame, bzip2 with
+    // its block magic), then anything: read as text they would be a log without NCCL lines.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, start, tool) in [
+        (
+            "x.log.xz",
+            &b"\xfd7zXZ\0\0\x04\xe6\xd6\xb4\x46"[..],
+            "xz -dc",
+        ),
+        ("x.log.zst", b"\x28\xb5\x2f\xfd\x24\x10\x81", "zstd -dc"),
+        ("x.log.lz4", b"\x04\x22\x4d\x18\x64\x40\xa7", "lz4 -dc"),
+        ("x.log.bz2", b"BZh91AY&SY\x8a\x01", "bzip2 -dc"),
+    ] {
+        let path = dir.path().join(name);
+        let mut bytes = start.to_vec();
+        bytes.extend_from_slice(b"h:1:1 [0] NCCL INFO Using network Socket\n");
+        std::fs::write(&path, &bytes).unwrap();
+        let out = netcheck()
+            .arg("analyze")
+            .arg(&path)
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(name) && err.contains(tool), "{err}");
+        // In a tar, the entry is named.
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_ustar();
+        header.set_size(bytes.len() as u64);
+        tar.append_data(&mut header, name, &bytes[..]).unwrap();
+        let out = netcheck()
+            .args(["analyze", "-"])
+            .write_stdin(tar.into_inner().unwrap())
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains(&format!("at {name}")) && err.contains(tool),
+            "{err}"
+        );
+    }
+    // A log whose first word happens to start as bzip2's magic is a log.
+    let path = dir.path().join("bzh.log");
+    std::fs::write(
+        &path,
+        b"BZh9 host up\nh:1:1 [0] NCCL INFO Using network Socket\n",
+    )
+    .unwrap();
+    netcheck().arg("analyze").arg(&path).assert().code(0);
+}
+
+#[test]
 fn missing_or_unreadable_input_exits_2_naming_it() {
     let out = netcheck()
         .args(["analyze", "/no/such/nccl.log"])

@@ -229,7 +229,60 @@ pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufR
         Start::Empty => Box::new(io::empty()),
         // Inside an archive or a stream: not unpacked again.
         Start::Zip => Box::new(reader),
+        Start::Packed(format) => return Err(packed(format)),
     })
+}
+
+/// A compression netcheck does not unpack, by its magic bytes: its name and the tool that
+/// unpacks it (`xz -dc`, …).
+#[derive(Clone, Copy)]
+struct Format {
+    name: &'static str,
+    tool: &'static str,
+}
+
+const PACKED: [(&[u8], Format); 4] = [
+    (
+        b"\xfd7zXZ\0",
+        Format {
+            name: "xz",
+            tool: "xz",
+        },
+    ),
+    (
+        b"\x28\xb5\x2f\xfd",
+        Format {
+            name: "zstd",
+            tool: "zstd",
+        },
+    ),
+    (
+        b"\x04\x22\x4d\x18",
+        Format {
+            name: "lz4",
+            tool: "lz4",
+        },
+    ),
+    (
+        b"BZh",
+        Format {
+            name: "bzip2",
+            tool: "bzip2",
+        },
+    ),
+];
+
+/// The error for a stream in a compression that is not unpacked here: what it is and how to
+/// read it anyway.
+fn packed(format: Format) -> io::Error {
+    let Format { name, tool } = format;
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{name}-compressed: analyze reads plain text, gzip, zip and tar; unpack it first \
+             (`{tool} -dc FILE | netcheck analyze -`)"
+        ),
+    )
 }
 
 /// Transcodes a stream that starts with a byte-order mark (UTF-16 LE/BE, e.g. PowerShell's
@@ -254,9 +307,12 @@ enum Start {
     /// A zip archive (`PK\x03\x04`): its entries are read one by one from a file
     /// (`zip_archive`); a stream cannot be.
     Zip,
+    /// Another compression (`PACKED`): an error that says how to unpack it, not binary
+    /// noise read as a log without NCCL lines.
+    Packed(Format),
 }
 
-/// Looks at the first bytes for the gzip magic (nothing is consumed).
+/// Looks at the first bytes for a compression's or an archive's magic (nothing is consumed).
 fn sniff(reader: &mut impl BufRead) -> io::Result<Start> {
     loop {
         match reader.fill_buf() {
@@ -266,7 +322,17 @@ fn sniff(reader: &mut impl BufRead) -> io::Result<Start> {
                 return Ok(Start::Bom);
             }
             Ok([b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..]) => return Ok(Start::Zip),
-            Ok(_) => return Ok(Start::Plain),
+            Ok(start) => {
+                // bzip2's `BZh` is followed by the block size, 1-9, and a block's magic.
+                let packed = PACKED.iter().find(|(magic, format)| {
+                    start.starts_with(magic)
+                        && (format.name != "bzip2"
+                            || start.get(3..10).is_some_and(|rest| {
+                                rest[0].is_ascii_digit() && &rest[1..] == b"1AY&SY"
+                            }))
+                });
+                return Ok(packed.map_or(Start::Plain, |&(_, format)| Start::Packed(format)));
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
@@ -305,6 +371,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
             Start::Plain => Box::new(reader),
             Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
             Start::Empty => Box::new(io::empty()),
+            Start::Packed(format) => return Err(Error::read(path, packed(format))),
             Start::Zip => {
                 let e = io::Error::other(
                     "a zip archive can be read from a file, not from a stream: pass its path, \
