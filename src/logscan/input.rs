@@ -229,57 +229,26 @@ pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufR
         Start::Empty => Box::new(io::empty()),
         // Inside an archive or a stream: not unpacked again.
         Start::Zip => Box::new(reader),
-        Start::Packed(format) => return Err(packed(format)),
+        Start::Packed(tool) => return Err(packed(tool)),
     })
 }
 
-/// A compression netcheck does not unpack, by its magic bytes: its name and the tool that
-/// unpacks it (`xz -dc`, …).
-#[derive(Clone, Copy)]
-struct Format {
-    name: &'static str,
-    tool: &'static str,
-}
-
-const PACKED: [(&[u8], Format); 4] = [
-    (
-        b"\xfd7zXZ\0",
-        Format {
-            name: "xz",
-            tool: "xz",
-        },
-    ),
-    (
-        b"\x28\xb5\x2f\xfd",
-        Format {
-            name: "zstd",
-            tool: "zstd",
-        },
-    ),
-    (
-        b"\x04\x22\x4d\x18",
-        Format {
-            name: "lz4",
-            tool: "lz4",
-        },
-    ),
-    (
-        b"BZh",
-        Format {
-            name: "bzip2",
-            tool: "bzip2",
-        },
-    ),
+/// Compressions netcheck does not unpack, by their magic bytes, each named as the tool that
+/// unpacks it.
+const PACKED: [(&[u8], &str); 4] = [
+    (b"\xfd7zXZ\0", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\x04\x22\x4d\x18", "lz4"),
+    (b"BZh", "bzip2"),
 ];
 
 /// The error for a stream in a compression that is not unpacked here: what it is and how to
 /// read it anyway.
-fn packed(format: Format) -> io::Error {
-    let Format { name, tool } = format;
+fn packed(tool: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
         format!(
-            "{name}-compressed: analyze reads plain text, gzip, zip and tar; unpack it first \
+            "{tool}-compressed: analyze reads plain text, gzip, zip and tar; unpack it first \
              (`{tool} -dc FILE | netcheck analyze -`)"
         ),
     )
@@ -309,7 +278,7 @@ enum Start {
     Zip,
     /// Another compression (`PACKED`): an error that says how to unpack it, not binary
     /// noise read as a log without NCCL lines.
-    Packed(Format),
+    Packed(&'static str),
 }
 
 /// Looks at the first bytes for a compression's or an archive's magic (nothing is consumed).
@@ -324,14 +293,14 @@ fn sniff(reader: &mut impl BufRead) -> io::Result<Start> {
             Ok([b'P', b'K', 3, 4, ..] | [b'P', b'K', 5, 6, ..]) => return Ok(Start::Zip),
             Ok(start) => {
                 // bzip2's `BZh` is followed by the block size, 1-9, and a block's magic.
-                let packed = PACKED.iter().find(|(magic, format)| {
+                let packed = PACKED.iter().find(|(magic, tool)| {
                     start.starts_with(magic)
-                        && (format.name != "bzip2"
+                        && (*tool != "bzip2"
                             || start.get(3..10).is_some_and(|rest| {
                                 rest[0].is_ascii_digit() && &rest[1..] == b"1AY&SY"
                             }))
                 });
-                return Ok(packed.map_or(Start::Plain, |&(_, format)| Start::Packed(format)));
+                return Ok(packed.map_or(Start::Plain, |&(_, tool)| Start::Packed(tool)));
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
@@ -371,7 +340,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
             Start::Plain => Box::new(reader),
             Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
             Start::Empty => Box::new(io::empty()),
-            Start::Packed(format) => return Err(Error::read(path, packed(format))),
+            Start::Packed(tool) => return Err(Error::read(path, packed(tool))),
             Start::Zip => {
                 let e = io::Error::other(
                     "a zip archive can be read from a file, not from a stream: pass its path, \
