@@ -5,6 +5,7 @@
 //! install step in CI cannot hide them.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
 use serde::Deserialize;
@@ -432,6 +433,17 @@ fn spawn_server(args: &[&str], token: Option<&str>) -> (std::process::Child, Str
         Some(token) => cmd.env("NETCHECK_FABRIC_TOKEN", token),
         None => cmd.env_remove("NETCHECK_FABRIC_TOKEN"),
     };
+    // SIGINT and SIGTERM as a terminal gives them: a test run started in the background by a
+    // non-interactive shell has SIGINT ignored, and netcheck keeps an ignored signal ignored
+    // (`commands::fabric::exit_on_signals`), so the signal tests would wait in vain.
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut server = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
