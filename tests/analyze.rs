@@ -11,7 +11,7 @@ use netcheck::logscan::{Analysis, Options, Severity, Transport, Verdict, analyze
 use serde::Deserialize;
 
 use crate::excerpt::has;
-use crate::util::{fixture, netcheck};
+use crate::util::{fixture, netcheck, stderr_text};
 
 fn analyze_with(rel: &str, expect: Option<Transport>) -> Analysis {
     let path = fixture(&format!("logs/{rel}"));
@@ -945,14 +945,7 @@ fn a_tar_of_logs_is_read_as_its_logs() {
     // A cut archive: exit 2 naming it, the tar archive and where it stopped.
     let cut = dir.path().join("cut.tar");
     std::fs::write(&cut, &tar[..tar.len() - 1536]).unwrap();
-    let out = netcheck()
-        .arg("analyze")
-        .arg(&cut)
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr_text(&netcheck().arg("analyze").arg(&cut).assert().code(2));
     assert!(
         err.contains("cut.tar") && err.contains("tar archive"),
         "{err}"
@@ -978,28 +971,21 @@ fn a_log_in_a_compression_not_unpacked_here_is_exit_2_saying_how_to_read_it() {
         let mut bytes = start.to_vec();
         bytes.extend_from_slice(b"h:1:1 [0] NCCL INFO Using network Socket\n");
         std::fs::write(&path, &bytes).unwrap();
-        let out = netcheck()
-            .arg("analyze")
-            .arg(&path)
-            .assert()
-            .code(2)
-            .get_output()
-            .clone();
-        let err = String::from_utf8(out.stderr).unwrap();
+        let err = stderr_text(&netcheck().arg("analyze").arg(&path).assert().code(2));
         assert!(err.contains(name) && err.contains(tool), "{err}");
         // In a tar, the entry is named.
         let mut tar = tar::Builder::new(Vec::new());
         let mut header = tar::Header::new_ustar();
         header.set_size(bytes.len() as u64);
         tar.append_data(&mut header, name, &bytes[..]).unwrap();
-        let out = netcheck()
-            .args(["analyze", "-"])
-            .write_stdin(tar.into_inner().unwrap())
-            .assert()
-            .code(2)
-            .get_output()
-            .clone();
-        let err = String::from_utf8(out.stderr).unwrap();
+        let tar = tar.into_inner().unwrap();
+        let err = stderr_text(
+            &netcheck()
+                .args(["analyze", "-"])
+                .write_stdin(tar)
+                .assert()
+                .code(2),
+        );
         assert!(
             err.contains(&format!("at {name}")) && err.contains(tool),
             "{err}"
