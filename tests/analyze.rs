@@ -800,14 +800,7 @@ fn a_zip_of_logs_is_read_as_its_logs() {
     assert_eq!(job(&from_zip), job(&from_files));
     assert!(from_zip.per_rank.len() > 2);
     // Evidence names the archive and the entry.
-    let name = zipped.display().to_string();
-    let sources = evidence_sources(&from_zip);
-    assert!(
-        sources
-            .iter()
-            .all(|s| s.starts_with(&format!("{name}:run/rank"))),
-        "{sources:?}"
-    );
+    assert_evidence_from_entries(&from_zip, &zipped);
     // On stdin an archive cannot be unpacked: exit 2, saying what to do.
     let out = netcheck()
         .args(["analyze", "-"])
@@ -857,13 +850,19 @@ fn job(x: &Analysis) -> Job {
     )
 }
 
-/// The sources that a finding's evidence names.
-fn evidence_sources(x: &Analysis) -> std::collections::BTreeSet<String> {
-    x.findings
+/// Every finding's evidence names `archive` and an entry under `run/rank`.
+fn assert_evidence_from_entries(x: &Analysis, archive: &std::path::Path) {
+    let prefix = format!("{}:run/rank", archive.display());
+    let sources: std::collections::BTreeSet<String> = x
+        .findings
         .iter()
         .flat_map(|f| &f.evidence)
         .map(|e| e.source.to_string())
-        .collect()
+        .collect();
+    assert!(
+        sources.iter().all(|s| s.starts_with(&prefix)),
+        "{sources:?}"
+    );
 }
 
 #[test]
@@ -916,14 +915,7 @@ fn a_tar_of_logs_is_read_as_its_logs() {
         std::fs::write(&path, bytes).unwrap();
         let from_tar = analyze_paths(std::slice::from_ref(&path), &options).unwrap();
         assert_eq!(job(&from_tar), job(&from_files), "{name}");
-        let name = path.display().to_string();
-        let sources = evidence_sources(&from_tar);
-        assert!(
-            sources
-                .iter()
-                .all(|s| s.starts_with(&format!("{name}:run/rank"))),
-            "{sources:?}"
-        );
+        assert_evidence_from_entries(&from_tar, &path);
     }
     // From stdin too, as a stream: the same report, its sources named `<stdin>:…`.
     let report = |input: &str, stdin: Option<Vec<u8>>| {
