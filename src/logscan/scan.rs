@@ -592,6 +592,14 @@ mod tests {
             b"g:1:5 [0] net_fastsocket.cc:321 NCCL WARN Call to connect returned Connection refused\n\
               \x1b[36m(w pid=1)\x1b[0m g:2:5 [1] tcpxCommProgress:456 NCCL WARN NET/GPUDirectTCPX : oops\n",
         );
+        // Wrapped lines, which the reading thread classifies unwrapped: Ray's colours, a
+        // JSON record, and coloured records glued onto one line (left to the analysis).
+        log.extend_from_slice(
+            b"\x1b[36m(RayTrainWorker pid=7, ip=10.0.0.2)\x1b[0m w1:7:9 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n\
+              \x1b[36m(RayTrainWorker pid=7, ip=10.0.0.2)\x1b[0m w1:7:9 [0] NCCL INFO Using network Socket\n\
+              {\"log\":\"w2:8:9 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] [send] via NET/Socket/0\\n\"}\n\
+              \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] NCCL INFO Init COMPLETEw2:8:9 [1] NCCL INFO Using network IB\n",
+        );
         let early = analysis_via_batches(&log, true);
         assert!(early.per_rank.len() > 20, "{}", early.per_rank.len());
         let late = analysis_via_batches(&log, false);

@@ -8,8 +8,11 @@ use std::io::{self, Read};
 
 use super::{Framer, RareNeedles, Sink, scan_gap};
 use crate::logscan::event::{Event, EventOf, Memo, Offset, plugin_in_location, text_at};
-use crate::logscan::input::Chunks;
-use crate::logscan::prefix::{Level, Place, SeenPrefixes, for_each_record_in, none_known};
+use crate::logscan::input::{Chunks, json_log_text};
+use crate::logscan::prefix::{
+    Level, MARKER_LEN, Place, Record, SeenPrefixes, find_marker, for_each_record_at,
+    for_each_record_in, none_known, strip_ansi,
+};
 
 /// Where a replayed batch goes.
 pub trait Replay: Sink {
@@ -38,11 +41,18 @@ pub struct Batch {
     markers: Vec<(usize, Level)>,
     /// The events of `Events` lines, each line's in one run.
     events: Vec<Located>,
+    /// Wrapped lines classified here, as the analysis reads them: colour codes taken off, a
+    /// JSON record's log text taken out (`Line::unwrapped`).
+    unwrapped: Vec<u8>,
+    /// Room to take a wrapped line's colour codes off in.
+    scratch: Vec<u8>,
     seen: SeenPrefixes,
 }
 
 struct Line {
     kind: Kind,
+    /// `start..end` lies in `Batch::unwrapped`, not in the chunk.
+    unwrapped: bool,
     start: usize,
     end: usize,
     number: u64,
@@ -60,6 +70,8 @@ enum Kind {
         from: usize,
         to: usize,
     },
+    /// A wrapped line left to the analysis thread (as `Records`, or records glued onto one
+    /// line, which are split knowing the processes seen so far).
     Wrapped,
     Other,
     /// Whole lines without `NCCL`, scanned for lines worth a look when replayed; `number`
@@ -68,7 +80,8 @@ enum Kind {
 }
 
 /// A classified record: where it sits in its line and its event, the event's texts held as
-/// places in its message, which starts at `msg` in the chunk (as the memo keeps them).
+/// places in its message, which starts at `msg` in the chunk or, for a wrapped line, in
+/// `Batch::unwrapped` (as the memo keeps them).
 struct Located {
     region: (u32, u32),
     first: bool,
@@ -94,6 +107,7 @@ impl Batch {
         self.lines.clear();
         self.markers.clear();
         self.events.clear();
+        self.unwrapped.clear();
         let Some(len) = chunks.next_into(&mut self.buf)? else {
             return Ok(false);
         };
@@ -104,6 +118,8 @@ impl Batch {
             lines: &mut self.lines,
             markers: &mut self.markers,
             events: &mut self.events,
+            unwrapped: &mut self.unwrapped,
+            scratch: &mut self.scratch,
             seen: &mut self.seen,
             memo,
         };
@@ -117,7 +133,12 @@ impl Batch {
         let chunk = &self.buf[..self.len];
         let mut rare = RareNeedles::default();
         for line in &self.lines {
-            let text = &chunk[line.start..line.end];
+            let buf = if line.unwrapped {
+                &self.unwrapped[..]
+            } else {
+                chunk
+            };
+            let text = &buf[line.start..line.end];
             match line.kind {
                 Kind::Events { from, to } => {
                     let events = self.events[from..to].iter().map(|located| {
@@ -126,12 +147,13 @@ impl Batch {
                             region: (located.region.0 as usize, located.region.1 as usize),
                             first: located.first,
                         };
-                        let msg = &chunk[located.msg as usize..];
+                        let msg = &buf[located.msg as usize..];
                         // SAFETY: the offsets are the memo's for the message at `msg`, taken
-                        // in `fill` from the chunk just read: they lie at char boundaries of
-                        // bytes that were valid UTF-8 in place (`Memo::offsets`). The buffer
-                        // is private and written only by the next `fill`, which first drops
-                        // every event. So the bytes are the same valid UTF-8 they were.
+                        // in `fill` from the chunk just read (or the unwrapped text made from
+                        // it): they lie at char boundaries of bytes that were valid UTF-8 in
+                        // place (`Memo::offsets`). The buffers are private and written only by
+                        // the next `fill`, which first drops every event. So the bytes are
+                        // the same valid UTF-8 they were.
                         let event = located.event.map(&mut |at| unsafe { text_at(msg, at) });
                         (place, event)
                     });
@@ -159,6 +181,8 @@ struct Recorder<'a> {
     lines: &'a mut Vec<Line>,
     markers: &'a mut Vec<(usize, Level)>,
     events: &'a mut Vec<Located>,
+    unwrapped: &'a mut Vec<u8>,
+    scratch: &'a mut Vec<u8>,
     /// Prefixes whose process has shown itself: their records without evidence are noise.
     seen: &'a mut SeenPrefixes,
     memo: &'a mut Memo,
@@ -170,18 +194,32 @@ impl Recorder<'_> {
         let start = text.as_ptr() as usize - self.chunk.as_ptr() as usize;
         self.lines.push(Line {
             kind,
+            unwrapped: false,
             start,
             end: start + text.len(),
             number,
         });
     }
 
-    /// Classifies the records of `line` into `events`; `false` (and nothing kept) if an
-    /// event's text does not lie in the chunk (a message decoded with replacements).
+    /// Classifies the records of `line` (a chunk line with `markers`) into `events`; `false`
+    /// (and nothing kept) if an event's text does not lie in the chunk (a message decoded
+    /// with replacements).
     fn classify(&mut self, line: &[u8], markers: &[(usize, Level)]) -> bool {
+        let chunk = self.chunk;
+        self.classify_records(chunk, |f| for_each_record_in(line, markers, none_known, f))
+    }
+
+    /// Classifies the records `for_each` gives (of a line in `buf`) into `events`, each
+    /// message's place counted from the start of `buf`; `false` (and nothing kept) as for
+    /// `classify`.
+    fn classify_records<'l>(
+        &mut self,
+        buf: &[u8],
+        for_each: impl FnOnce(&mut dyn FnMut(Record<'l>)),
+    ) -> bool {
         let from = self.events.len();
         let mut in_chunk = true;
-        for_each_record_in(line, markers, none_known, |record| {
+        for_each(&mut |record| {
             if !in_chunk {
                 return;
             }
@@ -193,8 +231,10 @@ impl Recorder<'_> {
                 in_chunk = false;
                 return;
             }
-            // The event's texts as places in the message, which lies in the chunk.
-            let msg = (record.msg.as_ptr() as usize).checked_sub(self.chunk.as_ptr() as usize);
+            // The event's texts as places in the message, which lies in `buf`.
+            let msg = (record.msg.as_ptr() as usize)
+                .checked_sub(buf.as_ptr() as usize)
+                .filter(|&at| at + record.msg.len() <= buf.len());
             let (Some(msg), Some(event)) = (msg, self.memo.offsets(record.level, record.msg))
             else {
                 in_chunk = false;
@@ -219,6 +259,48 @@ impl Recorder<'_> {
             self.events.truncate(from);
         }
         in_chunk
+    }
+
+    /// Classifies a wrapped line's records as the analysis would read them
+    /// (`Sink::wrapped_records` of `scan::Reading`): its JSON record's log text, colour codes
+    /// off, kept in `unwrapped`. `false` when the analysis has to: records glued onto one line
+    /// (split knowing the processes seen so far), or as for `classify`.
+    fn classify_wrapped(&mut self, line: &[u8], number: u64) -> bool {
+        let json = json_log_text(line);
+        strip_ansi(json.as_deref().map_or(line, str::as_bytes), self.scratch);
+        let Some(marker) = find_marker(self.scratch, 0) else {
+            // No record once unwrapped: nothing for the analysis to do.
+            return true;
+        };
+        if find_marker(self.scratch, marker.0 + MARKER_LEN).is_some() {
+            return false;
+        }
+        let start = self.unwrapped.len();
+        self.unwrapped.extend_from_slice(self.scratch);
+        // Taken out while its records borrow it; `classify_records` does not touch it.
+        let unwrapped = std::mem::take(self.unwrapped);
+        let text = &unwrapped[start..];
+        let from = self.events.len();
+        let classified = self.classify_records(&unwrapped, |f| {
+            for_each_record_at(text, marker, none_known, f)
+        });
+        *self.unwrapped = unwrapped;
+        if !classified {
+            self.unwrapped.truncate(start);
+        } else if self.events.len() > from {
+            let to = self.events.len();
+            self.lines.push(Line {
+                kind: Kind::Events { from, to },
+                unwrapped: true,
+                start,
+                end: self.unwrapped.len(),
+                number,
+            });
+        } else {
+            // Only noise.
+            self.unwrapped.truncate(start);
+        }
+        classified
     }
 }
 
@@ -250,7 +332,9 @@ impl Sink for Recorder<'_> {
     }
 
     fn wrapped_records(&mut self, line: &[u8], number: u64) {
-        self.push(line, Kind::Wrapped, number);
+        if !(self.classify && self.classify_wrapped(line, number)) {
+            self.push(line, Kind::Wrapped, number);
+        }
     }
 
     fn other(&mut self, line: &[u8], number: u64) {
@@ -298,8 +382,18 @@ mod tests {
                 }
             });
         }
+        /// As `scan::Reading` reads them: the JSON record's log text, colour codes off.
         fn wrapped_records(&mut self, line: &[u8], number: u64) {
-            self.0.push(format!("{number} wrapped {}", line.len()));
+            let json = json_log_text(line);
+            let mut clean = Vec::new();
+            strip_ansi(json.as_deref().map_or(line, str::as_bytes), &mut clean);
+            if let Some(marker) = find_marker(&clean, 0) {
+                for_each_record_at(&clean, marker, none_known, |record| {
+                    if let Some(event) = classify(record.level, &record.text()) {
+                        self.event(record.place, event, number);
+                    }
+                });
+            }
         }
         fn other(&mut self, line: &[u8], number: u64) {
             self.0.push(format!("{number} other {}", line.len()));
@@ -334,10 +428,61 @@ mod tests {
         log.0
     }
 
+    /// Wrapped lines of every kind: coloured (Ray), a JSON record, coloured records glued
+    /// onto one line, a coloured message that is not valid UTF-8, a coloured WARN naming
+    /// its plugin by its source location, colour codes inside the marker, noise.
+    const WRAPPED: &[u8] = b"\x1b[36m(RayTrainWorker pid=7, ip=10.0.0.2)\x1b[0m w1:7:9 [0] NCCL INFO Using network Socket\n\
+        {\"log\":\"w1:7:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\\n\",\"stream\":\"stderr\"}\n\
+        \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] NCCL INFO Init COMPLETEw2:8:9 [1] NCCL INFO Using network IB\n\
+        \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] NCCL INFO Using network So\xffcket\n\
+        \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] net_fastsocket.cc:321 NCCL WARN Call to connect returned Connection refused\n\
+        \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] NC\x1b[1mCL INFO NET/IB : No device found.\n\
+        \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n\
+        \x1b[36m(w pid=7)\x1b[0m w1:7:9 [0] NCCL INFO threadThresholds 8/8/64 | 16/8/64 | 512 | 512\n";
+
+    #[test]
+    fn a_wrapped_line_is_classified_on_the_reading_thread_unwrapped() {
+        let mut chunks = Chunks::new(WRAPPED);
+        let mut batch = Batch::default();
+        let (mut memo, mut framer) = (Memo::default(), Framer::default());
+        assert!(
+            batch
+                .fill(&mut chunks, &mut framer, &mut memo, || true)
+                .unwrap()
+        );
+        let kinds: Vec<String> = (batch.lines.iter())
+            .map(|line| match line.kind {
+                Kind::Events { .. } if line.unwrapped => "unwrapped events".to_string(),
+                Kind::Wrapped => "wrapped".to_string(),
+                _ => "other".to_string(),
+            })
+            .collect();
+        // The glued records, the message that is not UTF-8 and the WARN naming its plugin
+        // by location are the analysis thread's; a marker with colour codes inside is no
+        // record to the framer; threadThresholds shows its prefix for the first time.
+        let expected = [
+            "unwrapped events",
+            "unwrapped events",
+            "wrapped",
+            "wrapped",
+            "wrapped",
+            "other",
+            "unwrapped events",
+            "unwrapped events",
+        ];
+        assert_eq!(kinds, expected);
+        let first = &batch.lines[0];
+        assert_eq!(
+            &batch.unwrapped[first.start..first.end],
+            b"(RayTrainWorker pid=7, ip=10.0.0.2) w1:7:9 [0] NCCL INFO Using network Socket"
+        );
+    }
+
     #[test]
     fn classifying_on_the_reading_thread_changes_nothing() {
         let mut chunk = crate::logscan::fixture_logs();
         chunk.extend_from_slice(b"h:1:1 [0] NCCL INFO Using network So\xffcket\n");
+        chunk.extend_from_slice(WRAPPED);
         let early = replayed(&chunk, true);
         assert!(early.len() > 500, "{}", early.len());
         assert_eq!(early, replayed(&chunk, false));
