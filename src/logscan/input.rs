@@ -29,9 +29,25 @@ pub fn json_log_text(line: &[u8]) -> Option<String> {
     if line.first() != Some(&b'{') {
         return None;
     }
-    let value: serde_json::Value = serde_json::from_slice(line).ok()?;
-    let object = value.as_object()?;
-    [
+    let record: json_record::TextFields = serde_json::from_slice(line).ok()?;
+    let text = record.0.into_iter().flatten().next()?;
+    let end = text.trim_end_matches(['\n', '\r']).len();
+    let mut text = text.into_owned();
+    text.truncate(end);
+    Some(text)
+}
+
+/// A JSON record read for its log text alone: the string values under `TEXT_KEYS`, every
+/// other value checked as strictly as a `serde_json::Value` of the whole record would be
+/// (escapes included) but not built: that cost an allocation per key and value.
+mod json_record {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    /// The keys that hold a record's log text, in the order they are taken.
+    const TEXT_KEYS: [&str; 7] = [
         "log",
         "message",
         "msg",
@@ -39,10 +55,110 @@ pub fn json_log_text(line: &[u8]) -> Option<String> {
         "line",
         "textPayload",
         "body",
-    ]
-    .iter()
-    .find_map(|key| object.get(*key)?.as_str())
-    .map(|text| text.trim_end_matches(['\n', '\r']).to_string())
+    ];
+
+    /// The value under each of `TEXT_KEYS`, if it is a string (for a repeated key, its last
+    /// value, as a `serde_json::Value` keeps it).
+    pub struct TextFields<'a>(pub [Option<Cow<'a, str>>; TEXT_KEYS.len()]);
+
+    impl<'de> Deserialize<'de> for TextFields<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_map(FieldsVisitor)
+        }
+    }
+
+    struct FieldsVisitor;
+
+    impl<'de> Visitor<'de> for FieldsVisitor {
+        type Value = TextFields<'de>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut fields = TextFields(Default::default());
+            while let Some(Key(index)) = map.next_key()? {
+                let Text(text) = map.next_value()?;
+                if let Some(i) = index {
+                    fields.0[i] = text;
+                }
+            }
+            Ok(fields)
+        }
+    }
+
+    /// A key: its place in `TEXT_KEYS`, if it is one.
+    struct Key(Option<usize>);
+
+    impl<'de> Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl Visitor<'_> for KeyVisitor {
+                type Value = Key;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+                    Ok(Key(TEXT_KEYS.iter().position(|k| *k == key)))
+                }
+            }
+            deserializer.deserialize_str(KeyVisitor)
+        }
+    }
+
+    /// A value: the text, if it is a string (borrowed from the line unless it has escapes);
+    /// any other value is checked and skipped, its keys and strings decoded in serde_json's
+    /// buffer.
+    struct Text<'a>(Option<Cow<'a, str>>);
+
+    impl<'de> Deserialize<'de> for Text<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(TextVisitor)
+        }
+    }
+
+    struct TextVisitor;
+
+    impl<'de> Visitor<'de> for TextVisitor {
+        type Value = Text<'de>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+            Ok(Text(Some(Cow::Borrowed(text))))
+        }
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            Ok(Text(Some(Cow::Owned(text.to_string()))))
+        }
+        fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+            Ok(Text(Some(Cow::Owned(text))))
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Text(None))
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Text(None))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Text(None))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Text(None))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(Text(None))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Text>()?.is_some() {}
+            Ok(Text(None))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<Key, Text>()?.is_some() {}
+            Ok(Text(None))
+        }
+    }
 }
 
 /// Reads `reader` in chunks of whole lines and calls `f` with each: every line in a chunk
@@ -457,10 +573,114 @@ mod tests {
             (line.to_string(), None),
             (r#"{"level":"info","ts":1}"#.to_string(), None),
             (r#"{"log": 12}"#.to_string(), None),
+            // The first key in order that holds a string; a repeated key's last value counts.
+            (
+                format!(r#"{{"log":{{"a":[1,null]}},"body":"x","message":"{line}"}}"#),
+                Some(line),
+            ),
+            (format!(r#"{{"log":"x","log":"{line}"}}"#), Some(line)),
+            (
+                format!(r#"{{"log":"{line}","log":false,"msg":"y"}}"#),
+                Some("y"),
+            ),
+            // Escaped keys are their text; other values of any shape are skipped.
+            (
+                format!(r#"{{"t":[{{"k":1.5e3}},true],"l\u006fg":"{line}"}}"#),
+                Some(line),
+            ),
+            (r#"{"log":"x"} trailing"#.to_string(), None),
+            // Nested past serde_json's depth limit: not read, and no stack overflow.
+            (format!(r#"{{"a":{}"#, "[".repeat(100_000)), None),
+            (r#"{"log":"x","log"}"#.to_string(), None),
             (r#"{"log":"h:1:1 [0] NCCL INFO cut"#.to_string(), None),
             ("{'rank': 0} NCCL INFO x".to_string(), None),
         ] {
             assert_eq!(json_log_text(json.as_bytes()).as_deref(), text, "{json}");
+        }
+    }
+
+    /// `json_log_text` as it read a record before: through a whole `serde_json::Value`.
+    fn json_log_text_by_value(line: &[u8]) -> Option<String> {
+        if line.first() != Some(&b'{') {
+            return None;
+        }
+        let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+        let object = value.as_object()?;
+        [
+            "log",
+            "message",
+            "msg",
+            "MESSAGE",
+            "line",
+            "textPayload",
+            "body",
+        ]
+        .iter()
+        .find_map(|key| object.get(*key)?.as_str())
+        .map(|text| text.trim_end_matches(['\n', '\r']).to_string())
+    }
+
+    #[test]
+    fn a_record_reads_as_a_serde_json_value_would() {
+        let keys = [
+            r#""log""#,
+            r#""message""#,
+            r#""msg""#,
+            r#""MESSAGE""#,
+            r#""line""#,
+            r#""textPayload""#,
+            r#""body""#,
+            r#""stream""#,
+            r#""time""#,
+            r#""l\u006fg""#,
+            r#""Log""#,
+        ];
+        let values = [
+            r#""h:1:1 [0] NCCL INFO Using network IB\n""#,
+            r#""a\"b\\c\r\n""#,
+            r#""""#,
+            r#""\u001b[36m(w)\u001b[0m x""#,
+            r#""\ud83d\ude00""#,
+            "12",
+            "-1.5e300",
+            "true",
+            "null",
+            "[]",
+            r#"[1,"x",{"log":"y"}]"#,
+            r#"{"log":"inner"}"#,
+            r#""ÿ é""#,
+        ];
+        // A small deterministic generator: records of 0 to 5 fields, keys repeated.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..4000 {
+            let fields: Vec<String> = (0..next(6))
+                .map(|_| format!("{}:{}", keys[next(keys.len())], values[next(values.len())]))
+                .collect();
+            let record = format!("{{{}}}", fields.join(","));
+            let expected = json_log_text_by_value(record.as_bytes());
+            assert_eq!(json_log_text(record.as_bytes()), expected, "{record}");
+            // Cut anywhere, or with a byte dropped: still the same answer as the old reading.
+            let at = next(record.len());
+            let cut = &record.as_bytes()[..at];
+            assert_eq!(
+                json_log_text(cut),
+                json_log_text_by_value(cut),
+                "{record} cut at {at}"
+            );
+            let mut dropped = record.clone().into_bytes();
+            dropped.remove(at);
+            let answer = json_log_text_by_value(&dropped);
+            assert_eq!(
+                json_log_text(&dropped),
+                answer,
+                "{record} without byte {at}"
+            );
         }
     }
 
