@@ -263,17 +263,6 @@ fn count_lines(bytes: &[u8]) -> u64 {
 
 static UPPER_NCCL: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(b"NCCL"));
-static LOWER_NCCL: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"nccl"));
-static LIBFABRIC: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"libfabric:"));
-/// nccl-tests' rank table (`#  Rank  0 Group  0 Pid 100 on host device 0 ...`) is the only
-/// `#` line the analysis reads: searching for `Rank` instead of every `#` keeps comment-heavy
-/// logs (a `#` on every line) from costing a call per line.
-static RANK: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"Rank"));
-/// NCCL 2.2's records, `host:pid:tid [dev] INFO msg`, lack the word `NCCL`.
-static LEGACY_INFO: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"] INFO "));
 
 /// `CL INFO ` → `Info`, `CL WARN ` → `Warn` (the end of `NCCL`, the level word and a blank).
 fn level_with_blank(word: &[u8]) -> Option<Level> {
@@ -317,18 +306,33 @@ impl NextNccl {
     }
 }
 
-/// The next `nccl`, `libfabric:`, `Rank` and `] INFO ` in the gaps of a chunk. Each needle is
-/// searched only within the gap asked about: `nccl` and `Rank` also stand in many NCCL lines
-/// (`ncclTopoGetCpuAffinity`, `nRanks`), and searching on past the gap found those, so that
-/// every later gap searched again through the NCCL lines up to the next one. What a search
-/// found, or that it found nothing up to the gap's end, answers the next questions until the
-/// scan passes it. Positions asked about only grow.
+/// The next `nccl`, `libfabric:`, `Rank` or `] INFO ` in the gaps of a chunk, all four in one
+/// pass (`GAP_WORDS`). Each search covers only the gap asked about: `nccl` and `Rank` also
+/// stand in many NCCL lines (`ncclTopoGetCpuAffinity`, `nRanks`), and searching on past the
+/// gap found those, so that every later gap searched again through the NCCL lines up to the
+/// next one. What a search found, or that it found nothing up to the gap's end, answers the
+/// next questions until the scan passes it. Positions asked about only grow.
 #[derive(Default)]
 struct RareNeedles {
-    known: [Option<Searched>; 4],
+    known: Option<Searched>,
 }
 
-/// A search of `chunk[from..until]` for one needle: its first occurrence there, if any.
+/// The words a line without `NCCL` is passed on for: `nccl` (PyTorch's errors), `libfabric:`,
+/// `Rank` (nccl-tests' rank table, `#  Rank  0 Group  0 Pid 100 on host device 0 ...`, is
+/// the only `#` line the analysis reads: searching for `Rank` instead of every `#` keeps
+/// comment-heavy logs from costing a call per line) and `] INFO ` (NCCL 2.2's records,
+/// `host:pid:tid [dev] INFO msg`, lack the word `NCCL`). One search for all four: a log with
+/// a few lines of training output after each NCCL line hands over a gap of a few hundred
+/// bytes per NCCL line, and a search per word cost four calls' setup per gap (a quarter of
+/// the analysis thread's work on such a log).
+static GAP_WORDS: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(["nccl", "libfabric:", "Rank", "] INFO "])
+        .expect("four fixed words")
+});
+
+/// A search of `chunk[from..until]`: the first place a needle starts there, if any.
 #[derive(Clone, Copy)]
 struct Searched {
     from: usize,
@@ -355,36 +359,21 @@ impl RareNeedles {
     #[inline]
     fn next(&mut self, chunk: &[u8], from: usize, to: usize) -> Option<usize> {
         let to = to.min(chunk.len());
-        let mut first: Option<usize> = None;
-        for (i, slot) in self.known.iter_mut().enumerate() {
-            let answer = match slot.and_then(|s| s.answers(from, to)) {
-                Some(answer) => answer,
-                None => {
-                    let searched = Self::search(i, chunk, from, to);
-                    *slot = Some(searched);
-                    searched.at
-                }
-            };
-            if let Some(at) = answer {
-                first = Some(first.map_or(at, |f| f.min(at)));
-            }
+        if let Some(answer) = self.known.and_then(|s| s.answers(from, to)) {
+            return answer;
         }
-        first
+        let searched = Self::search(chunk, from, to);
+        self.known = Some(searched);
+        searched.at
     }
 
     #[inline(never)]
-    fn search(needle: usize, chunk: &[u8], from: usize, to: usize) -> Searched {
+    fn search(chunk: &[u8], from: usize, to: usize) -> Searched {
         let hay = &chunk[from.min(to)..to];
-        let found = match needle {
-            0 => LOWER_NCCL.find(hay),
-            1 => LIBFABRIC.find(hay),
-            2 => RANK.find(hay),
-            _ => LEGACY_INFO.find(hay),
-        };
         Searched {
             from,
             until: to,
-            at: found.map(|at| from + at),
+            at: GAP_WORDS.find(hay).map(|found| from + found.start()),
         }
     }
 }
@@ -480,6 +469,52 @@ mod tests {
             ],
             "{got:?}"
         );
+    }
+
+    /// One search for all four words finds what a search per word found first, whatever
+    /// the words overlap with, and the remembered answers agree with a fresh search.
+    #[test]
+    fn the_gap_words_are_found_where_a_search_per_word_finds_the_first() {
+        let pieces = [
+            "nccl",
+            "Rank",
+            "libfabric:",
+            "] INFO ",
+            "ncc",
+            "Ran",
+            "] INF",
+            "libfabric",
+            "x",
+            "\n",
+            " ",
+        ];
+        let words: [&[u8]; 4] = [b"nccl", b"libfabric:", b"Rank", b"] INFO "];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..2000 {
+            let text: String = (0..next(40)).map(|_| pieces[next(pieces.len())]).collect();
+            let chunk = text.as_bytes();
+            let mut rare = RareNeedles::default();
+            let (mut from, mut to) = (0, 0);
+            // Growing windows, as the scan asks.
+            while from < chunk.len() {
+                from += next(4);
+                to = (to.max(from) + next(12)).min(chunk.len());
+                let expected = (words.iter())
+                    .filter_map(|w| memmem::find(&chunk[from.min(to)..to], w).map(|at| from + at))
+                    .min();
+                assert_eq!(
+                    rare.next(chunk, from, to),
+                    expected,
+                    "{text:?} {from}..{to}"
+                );
+            }
+        }
     }
 
     #[test]
