@@ -651,13 +651,7 @@ mod tests {
             r#""ÿ é""#,
         ];
         // A small deterministic generator: records of 0 to 5 fields, keys repeated.
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::logscan::numbers(0x2545_f491_4f6c_dd1d);
         for _ in 0..4000 {
             let fields: Vec<String> = (0..next(6))
                 .map(|_| format!("{}:{}", keys[next(keys.len())], values[next(values.len())]))

@@ -77,3 +77,16 @@ fn fixture_logs() -> Vec<u8> {
     }
     all
 }
+
+/// Numbers below `n`, from a fixed seed (xorshift): for tests that generate many inputs,
+/// the same ones on every run.
+#[cfg(test)]
+fn numbers(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed | 1;
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}

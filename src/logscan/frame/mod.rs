@@ -489,13 +489,7 @@ mod tests {
             " ",
         ];
         let words: [&[u8]; 4] = [b"nccl", b"libfabric:", b"Rank", b"] INFO "];
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = crate::logscan::numbers(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2000 {
             let text: String = (0..next(40)).map(|_| pieces[next(pieces.len())]).collect();
             let chunk = text.as_bytes();
