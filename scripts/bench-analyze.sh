@@ -8,6 +8,9 @@
 #   MIX=N interleaves N lines of training output (tests/fixtures/logs/grammar/no-nccl.log) after
 #   every NCCL log line, like `kubectl logs` of a training job; default 0 (NCCL lines only,
 #   the hardest case: nearly every line is an event).
+#   FORM=ray wraps every line as Ray prints a worker's output (a coloured
+#   `(RayTrainWorker pid=PID, ip=...)` tag first); FORM=json makes every line a Docker
+#   json-file record, as log shippers keep them. Default: plain lines.
 #   ONE_CORE=1 pins both tools to one CPU core (taskset): analyze reads and frames on a
 #   second thread, so this shows what it costs without that second core.
 #   NETCHECK_BIN=path benchmarks that binary instead of building target/release/netcheck
@@ -30,7 +33,10 @@ runs=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${BENCH_DIR:-$(mktemp -d)}
 mkdir -p "$dir"
+form=${FORM:-plain}
+case $form in plain | ray | json) ;; *) echo "FORM must be plain, ray or json" >&2; exit 2 ;; esac
 log=$dir/bench-nccl-${size_mib}m-mix${MIX:-0}.log
+[[ $form == plain ]] || log=${log%.log}-$form.log
 bin=${NETCHECK_BIN:-$root/target/release/netcheck}
 
 cleanup() {
@@ -45,9 +51,9 @@ if [[ -z ${NETCHECK_BIN:-} ]]; then
 fi
 
 generate() {
-python3 - "$root" "$log" "$size_mib" "${MIX:-0}" <<'PY'
-import glob, os, re, sys
-root, out_path, size_mib, mix = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+python3 - "$root" "$log" "$size_mib" "${MIX:-0}" "$form" <<'PY'
+import glob, json, os, re, sys
+root, out_path, size_mib, mix, form = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 files = sorted(glob.glob(f"{root}/tests/fixtures/logs/h200/*.log")) + sorted(glob.glob(f"{root}/tests/fixtures/logs/grammar/*.log"))
 lines = []
 for f in files:
@@ -63,7 +69,13 @@ written = block = 0
 with open(out_path, "w", encoding="utf-8") as out:
     while written < target:
         host, pid = f"node-{block % 97:03d}", 10000 + block
-        chunk = "\n".join(prefix.sub(lambda m: f"{host}:{pid}:{pid + int(m.group(3)) % 50} [", l) for l in lines) + "\n"
+        block_lines = [prefix.sub(lambda m: f"{host}:{pid}:{pid + int(m.group(3)) % 50} [", l) for l in lines]
+        if form == "ray":
+            tag = f"\x1b[36m(RayTrainWorker pid={pid}, ip=10.0.{block % 97}.7)\x1b[0m "
+            block_lines = [tag + l for l in block_lines]
+        elif form == "json":
+            block_lines = [json.dumps({"log": l + "\n", "stream": "stderr", "time": "2026-12-06T10:00:00.000000000Z"}) for l in block_lines]
+        chunk = "\n".join(block_lines) + "\n"
         out.write(chunk)
         written += len(chunk)
         block += 1
@@ -120,7 +132,7 @@ echo "date:     $(date -u +%Y-%m-%dT%H:%MZ)"
 pressure=$(awk '/^some/ {sub("avg10=", "", $2); print ", CPU pressure " $2 "%"}' /proc/pressure/cpu 2>/dev/null || true)
 echo "machine:  $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)$pressure"
 echo "binary:   $bin"
-echo "input:    $((bytes / 1048576)) MiB, $lines lines, MIX=${MIX:-0}, best of $runs${pin:+, pinned to one core}"
+echo "input:    $((bytes / 1048576)) MiB, $lines lines, MIX=${MIX:-0}, FORM=$form, best of $runs${pin:+, pinned to one core}"
 echo "grep -c -E 'via NET/|Using network': ${wall[grepE]}s wall, ${cpu[grepE]}s CPU  (peak RSS ${rss[grepE]} KiB)"
 echo "grep -c NCCL:             ${wall[grep]}s wall, ${cpu[grep]}s CPU  (peak RSS ${rss[grep]} KiB)"
 echo "netcheck analyze (json):  ${wall[analyze]}s wall, ${cpu[analyze]}s CPU  (peak RSS ${rss[analyze]} KiB, ${mibs} MiB/s)"
