@@ -400,3 +400,127 @@ fn one_pod_of_a_multi_node_job_is_not_simulated_nodes_nor_a_hang() {
         .expect("finding");
     assert_eq!(stuck.severity, netcheck::logscan::Severity::Warn);
 }
+
+/// The same job told in an earlier release's lines and in 2.29/2.30's, which changed how
+/// several lines look (each change noted): both must read the same. Two hosts over RoCE, a
+/// completion error, NCCL's error traceback, and a rank whose init never completed.
+#[test]
+fn nccl_2_29_and_2_30_lines_read_as_the_releases_before() {
+    // 2.26-2.28 forms.
+    let before = "\
+a:1:1 [0] NCCL INFO NCCL version 2.28.9+cuda13.0
+a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>
+a:1:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so.
+a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>
+a:1:2 [0] NCCL INFO Initialized NET plugin IB
+a:1:2 [0] NCCL INFO Assigned NET plugin IB to comm
+a:1:2 [0] NCCL INFO Using network IB
+a:1:1 [0] NCCL INFO ncclCommInitRankConfig comm 0x5a rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 18000 commId 0x77 - Init START
+a:1:1 [0] NCCL INFO comm 0x5a rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0
+a:1:9 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA
+a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA
+
+[2026-06-04 10:00:00] a:1:9 [0] transport/net_ib/connect.cc:1200 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<45678> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0
+a:1:9 [0] NCCL INFO transport/net.cc:1311 -> 6
+a:1:1 [0] NCCL INFO init.cc:1917 -> 6
+";
+    // 2.29/2.30 forms of the same lines: `[Rank %d] ` before `Init START` (2.29), the rail
+    // and plane ids in the port list, the function in a WARN's location and in the
+    // traceback (2.30 `INFO_LOC`).
+    let after = "\
+a:1:1 [0] NCCL INFO NCCL version 2.30.7+cuda13.0
+a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>
+a:1:2 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so.
+a:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1:0:0/RoCE [1]mlx5_1:1::1/RoCE [RO]; OOB eth0:10.0.0.1<0>
+a:1:2 [0] NCCL INFO Initialized NET plugin IB
+a:1:2 [0] NCCL INFO Assigned NET plugin IB to comm
+a:1:2 [0] NCCL INFO Using network IB
+a:1:1 [0] NCCL INFO [Rank 0] ncclCommInitRankConfig comm 0x5a rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 18000 commId 0x77 - Init START
+a:1:1 [0] NCCL INFO comm 0x5a rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0
+a:1:9 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA
+a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA
+
+[2026-06-04 10:00:00] a:1:9 [0] transport/net_ib/connect.cc:1200 (ncclIbTest) NCCL WARN NET/IB: Got completion from peer 10.0.0.2<45678> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0
+a:1:9 [0] NCCL INFO transport/net.cc:1311 (recvProxyProgress) -> 6
+a:1:1 [0] NCCL INFO init.cc:1917 (ncclCommInitRankDev) -> 6
+";
+    let (b, a) = (run(before), run(after));
+    let findings = |x: &netcheck::logscan::Analysis| {
+        let ids: Vec<_> = x
+            .findings
+            .iter()
+            .map(|f| (f.id.clone(), f.severity))
+            .collect();
+        ids
+    };
+    let phases = |x: &netcheck::logscan::Analysis| {
+        let phases: Vec<_> = x.per_rank.iter().map(|r| r.last_phase.clone()).collect();
+        phases
+    };
+    assert_eq!(b.inter_node_transport, Transport::Roce, "{:?}", b.why);
+    assert_eq!(
+        b.verdict,
+        netcheck::logscan::Verdict::Fail,
+        "{:?}",
+        findings(&b)
+    );
+    assert!(has(&b, "nccl-error"), "{:?}", findings(&b));
+    assert_eq!(
+        (
+            a.inter_node_transport,
+            a.socket_fallback,
+            a.verdict,
+            &a.basis
+        ),
+        (
+            b.inter_node_transport,
+            b.socket_fallback,
+            b.verdict,
+            &b.basis
+        )
+    );
+    assert_eq!(findings(&a), findings(&b));
+    assert_eq!(phases(&a), phases(&b));
+}
+
+/// 2.29+ no longer prints a line per NET API version it looked for in a plugin library; a
+/// library with none it can take is `External network plugin %s is unsupported`, and NCCL
+/// goes on with its own modules: the plugin failed, as the earlier releases' last
+/// `Failed to find ncclNetPlugin symbol (...)` line says.
+#[test]
+fn an_unsupported_plugin_library_is_a_failed_plugin_in_2_29() {
+    let log = |unsupported: &str| {
+        format!(
+            "a:1:1 [0] NCCL INFO NET/Plugin: Plugin name set by env to libnccl-net-ofi.so\n\
+             a:1:1 [0] NCCL INFO {unsupported}\n\
+             a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+             a:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+             a:1:1 [0] NCCL INFO Using network Socket\n\
+             a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
+        )
+    };
+    let before = run(&log(
+        "NET/Plugin: Failed to find ncclNetPlugin symbol (>= v5). ncclNetPlugin symbols v4 and lower are not supported.",
+    ));
+    let after = run(&log(
+        "External network plugin libnccl-net-ofi.so is unsupported",
+    ));
+    assert_eq!(before.socket_fallback, Some(true), "{:?}", before.why);
+    assert_eq!(
+        (
+            after.inter_node_transport,
+            after.socket_fallback,
+            after.verdict
+        ),
+        (
+            before.inter_node_transport,
+            before.socket_fallback,
+            before.verdict
+        )
+    );
+    let ids = |x: &netcheck::logscan::Analysis| {
+        let ids: Vec<_> = x.findings.iter().map(|f| f.id.clone()).collect();
+        ids
+    };
+    assert_eq!(ids(&after), ids(&before));
+}

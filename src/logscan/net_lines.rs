@@ -19,6 +19,13 @@ pub fn classify(msg: &str) -> Option<Event<'_>> {
     if let Some(rest) = strip_subsystem(msg, "NET/Plugin") {
         return plugin(rest);
     }
+    // 2.29+ (net_ib/gin.cc): GPU-initiated networking over the same verbs devices; its
+    // completion errors, like NET/IB's, exist only on a connection that carried data.
+    if let Some(rest) = strip_subsystem(msg, "NET/IB/GIN")
+        && rest.starts_with("Got completion")
+    {
+        return Some(Event::NetTrafficError { ib: true });
+    }
     if let Some(rest) = strip_subsystem(msg, "NET/IB") {
         return ib(rest);
     }
@@ -82,8 +89,12 @@ fn plugin(rest: &str) -> Option<Event<'_>> {
     not_found.then_some(Event::PluginNotFound)
 }
 
-static IB_DEVICE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"([A-Za-z0-9_.\-]+):\d+/([A-Za-z]+)").expect("valid regex"));
+/// A device of the list: `[0]mlx5_0:1/IB` (2.4+); a merged device `mlx5_0+mlx5_1:1/RoCE`
+/// (2.20+); in 2.30 the rail and plane ids after the port, `mlx5_0:1:0:1/IB`, or `mlx5_0:1::1/IB`
+/// when only the plane is set.
+static IB_DEVICE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"([A-Za-z0-9_.+\-]+):\d+(?::\d*)?(?::\d+)?/([A-Za-z]+)").expect("valid regex")
+});
 
 fn ib(rest: &str) -> Option<Event<'_>> {
     if rest.starts_with("No device found") {
@@ -348,6 +359,28 @@ mod tests {
             "NET/IB : Using [0]={[0] mlx5_0:1/RoCE, [1] mlx5_1:1/RoCE} [1]={[0] mlx5_2:1/RoCE} ; OOB eth0:10.0.0.1<0>",
         );
         assert_eq!(devs.len(), 3);
+        // 2.20+ merged devices; 2.30 rail and plane ids (`:rail:plane`, `::plane` without a
+        // rail) between the port and the link layer.
+        let named = |line| {
+            devices(line)
+                .into_iter()
+                .map(|d| format!("{}/{}", d.name, d.link_layer))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            named("NET/IB : Using [0]mlx5_0+mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>"),
+            ["mlx5_0+mlx5_1/RoCE"]
+        );
+        assert_eq!(
+            named(
+                "NET/IB : Using [0]mlx5_0:1:0/RoCE [1]mlx5_1:1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>"
+            ),
+            ["mlx5_0/RoCE", "mlx5_1/RoCE"]
+        );
+        assert_eq!(
+            named("NET/IB : Using [0]mlx5_0:1::0/IB [1]mlx5_1:1:2:1/IB [RO]; OOB ib0:10.0.0.1<0>"),
+            ["mlx5_0/IB", "mlx5_1/IB"]
+        );
         // What 2.28 prints on a host without IB, right after `No device found`.
         assert!(devices("NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>").is_empty());
         assert_eq!(
@@ -358,6 +391,14 @@ mod tests {
             classify("NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)"),
             Some(Event::GdrNic { enabled: false })
         );
+        // 2.29+ GIN over the verbs devices: a completion error is traffic over IB too.
+        assert_eq!(
+            classify(
+                "NET/IB/GIN: Got completion from peer 10.0.0.2<45678> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0"
+            ),
+            Some(Event::NetTrafficError { ib: true })
+        );
+        assert_eq!(classify("NET/IB/GIN: Assigned plugin GIN_IB_GDAKI"), None);
     }
 
     #[test]

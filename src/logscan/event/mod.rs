@@ -112,6 +112,13 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
         }
         b'n' if msg.starts_with("ncclComm") => comm_line(msg),
         b'r' if msg.starts_with("rank ") => comm_line(msg),
+        // 2.29+: `[Rank 3] ncclCommInitRankConfig comm 0x.. rank 3 nranks 16 ... - Init START`.
+        b'[' => comm_line(without_rank_tag(msg)?),
+        // 2.29+ (net.cc): the library loaded but offers no NET API version this NCCL takes;
+        // the per-version `Failed to find ncclNetPlugin_vN symbol.` lines are gone.
+        b'E' if msg.starts_with("External network plugin ") && msg.ends_with(" is unsupported") => {
+            Some(Event::PluginIncompatible)
+        }
         b'a'..=b'z' => breadcrumb(msg),
         _ => None,
     }
@@ -228,6 +235,14 @@ fn classify_warn(msg: &str) -> Event<'_> {
         return event;
     }
     Event::Warn
+}
+
+/// `[Rank 3] ncclCommInitRankConfig comm ...` → `ncclCommInitRankConfig comm ...` (2.29+
+/// `Init START`).
+fn without_rank_tag(msg: &str) -> Option<&str> {
+    let (number, rest) = msg.strip_prefix("[Rank ")?.split_once("] ")?;
+    parse_u32(number.as_bytes())?;
+    Some(rest)
 }
 
 /// `2.23.4+cuda12.6 ...` → `2.23.4`.
@@ -479,10 +494,12 @@ impl<'a> Iterator for Words<'a> {
 
 static ARROW: Needle = LazyLock::new(|| memmem::Finder::new(b" -> "));
 
-/// `init.cc:421 -> 5`, `group.cc:76 -> 5 [Async thread]`, `transport/net.cc:753 -> 6`.
+/// `init.cc:421 -> 5`, `group.cc:76 -> 5 [Async thread]`, `transport/net.cc:753 -> 6`; 2.30
+/// (`INFO_LOC`) names the function too: `init.cc:1917 (ncclCommInitRankDev) -> 2`.
 fn breadcrumb(msg: &str) -> Option<Event<'_>> {
     let at = ARROW.find(msg.as_bytes())?;
     let (location, code) = (&msg[..at], &msg[at + 4..]);
+    let location = without_function(location);
     let (file, line) = location.rsplit_once(':')?;
     let is_source = file.ends_with(".cc") || file.ends_with(".h") || file.ends_with(".cu");
     if !is_source || file.contains(' ') || parse_u32(line.as_bytes()).is_none() {
@@ -492,6 +509,18 @@ fn breadcrumb(msg: &str) -> Option<Event<'_>> {
     Some(Event::Breadcrumb {
         code: parse_u32(digits.as_bytes())?,
     })
+}
+
+/// `init.cc:1917 (ncclCommInitRankDev)` → `init.cc:1917`: 2.30's `INFO_LOC` adds the calling
+/// function, a C identifier, after the source line.
+fn without_function(location: &str) -> &str {
+    let Some((place, function)) = location.rsplit_once(" (") else {
+        return location;
+    };
+    let is_identifier = function.strip_suffix(')').is_some_and(|name| {
+        !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    });
+    if is_identifier { place } else { location }
 }
 
 #[cfg(test)]
@@ -797,6 +826,57 @@ mod tests {
             Some(Event::Destroyed)
         );
         assert!(info("ncclCommSplit comm 0x5 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 101d0 parent 0x4 splitCount 1 color 2003953581 key 0- Init START").is_some());
+        // 2.29+: `[Rank %d] %s comm %p ... - Init START`, and the split's `childCount`.
+        assert_eq!(
+            info(
+                "[Rank 3] ncclCommInitRankConfig comm 0x55d1 rank 3 nranks 16 cudaDev 3 nvmlDev 3 busId 3c000 commId 0xa1b2c3d4 - Init START"
+            ),
+            Some(Event::InitStart(InitLine {
+                comm: "0x55d1",
+                rank: Some(3),
+                nranks: Some(16),
+                comm_id: Some("0xa1b2c3d4"),
+                all_in_one_process: false,
+                split: false,
+            }))
+        );
+        assert!(matches!(
+            info(
+                "[Rank 0] ncclCommInitAll comm 0x9 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1 - Init START"
+            ),
+            Some(Event::InitStart(InitLine {
+                all_in_one_process: true,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            info(
+                "ncclCommSplit comm 0x5 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 3c000 parent 0x4 childCount 2 color 1 key 3 - Init COMPLETE"
+            ),
+            Some(Event::InitComplete(InitLine {
+                split: true,
+                nranks: Some(8),
+                ..
+            }))
+        ));
+        assert_eq!(
+            info("[Rank x] ncclCommInitRank comm 0x1 rank 0 nranks 2 - Init START"),
+            None
+        );
+        assert_eq!(info("[0] comm 0x1 rank 0 nranks 2 - Init START"), None);
+    }
+
+    #[test]
+    fn an_unsupported_external_plugin_is_incompatible() {
+        // 2.29+ net.cc, where the per-version symbol lines no longer print.
+        assert_eq!(
+            info("External network plugin libnccl-net.so is unsupported"),
+            Some(Event::PluginIncompatible)
+        );
+        assert_eq!(
+            info("External tuner plugin libnccl-tuner.so is unsupported"),
+            None
+        );
     }
 
     #[test]
@@ -829,6 +909,23 @@ mod tests {
             info("transport/net.cc:753 -> 6"),
             Some(Event::Breadcrumb { code: 6 })
         );
+        // 2.30 `INFO_LOC`: the function after the line (`%s:%d (%s) -> %d`, with the
+        // `(%s)` of strerror or `[Async thread]` after the code as before).
+        assert_eq!(
+            info("init.cc:1917 (ncclCommInitRankDev) -> 2"),
+            Some(Event::Breadcrumb { code: 2 })
+        );
+        assert_eq!(
+            info("misc/socket.cc:488 (socketProgressOpt) -> 6 (Connection reset by peer)"),
+            Some(Event::Breadcrumb { code: 6 })
+        );
+        assert_eq!(
+            info("group.cc:98 (asyncJobLaunch) -> 5 [Async thread]"),
+            Some(Event::Breadcrumb { code: 5 })
+        );
+        // Not a C identifier in the brackets, or not a source file: no breadcrumb.
+        assert_eq!(info("init.cc:1917 (a b) -> 2"), None);
+        assert_eq!(info("model (v2) -> 2"), None);
         assert_eq!(
             info("cudaDriverVersion 13000"),
             Some(Event::CudaDriver("13000"))
