@@ -7,7 +7,7 @@
 
 use netcheck::logscan::Transport;
 
-use crate::excerpt::{Row, decides, has, run};
+use crate::excerpt::{Row, decides, finding, has, run};
 
 #[rustfmt::skip]
 const ROWS: &[Row] = &[
@@ -523,4 +523,91 @@ fn an_unsupported_plugin_library_is_a_failed_plugin_in_2_29() {
         ids
     };
     assert_eq!(ids(&after), ids(&before));
+}
+
+/// aws-ofi-nccl refuses EFA when the libfabric it loaded is older than its EFA support needs
+/// (`EFA provider requires at least libfabric version 1.22.0.`, a WARN of 1.13.0+; 1.18.0
+/// before): NCCL goes on over TCP. The finding says which libfabric is needed, not the
+/// generic EFA checklist.
+#[test]
+fn a_libfabric_older_than_aws_ofi_nccl_needs_is_named() {
+    let log = "\
+a:1:1 [0] NCCL INFO NCCL version 2.27.7+cuda12.9
+a:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)
+a:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.17.0
+a:1:2 [0] NCCL INFO NET/OFI Using Libfabric version 1.21
+
+a:1:2 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):651 NCCL WARN NET/OFI EFA provider requires at least libfabric version 1.22.0.
+
+a:1:2 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed
+a:1:2 [0] NCCL INFO NET/IB : No device found.
+a:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>
+a:1:2 [0] NCCL INFO Using network Socket
+a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0
+";
+    let a = run(log);
+    assert_eq!(
+        (a.inter_node_transport, a.socket_fallback),
+        (Transport::Socket, Some(true)),
+        "{:?}",
+        a.why
+    );
+    let fallback = finding(&a, "socket-fallback").expect("socket-fallback");
+    let hint = fallback.hint.as_deref().unwrap_or_default();
+    assert!(hint.contains("libfabric 1.22.0 or newer"), "{hint}");
+    assert!(
+        fallback
+            .evidence
+            .iter()
+            .any(|e| e.text.contains("requires at least libfabric")),
+        "{:?}",
+        fallback.evidence
+    );
+}
+
+/// 1.21's C++ entry points catch what init throws and say so (`Caught exception in plugin
+/// init: %s`); `fi_fabric` failing is `Couldn't open a fabric provider` (every release). Either
+/// is the plugin failing, as `aws-ofi-nccl initialization failed` is.
+#[test]
+fn aws_ofi_nccl_init_failures_of_every_release_are_plugin_failures() {
+    let log = |failure: &str| {
+        format!(
+            "a:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)\n\
+             a:1:2 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1\n\
+             \n\
+             a:1:2 [0] ncclResult_t nccl_net_ofi_init_v10(ncclDebugLogger_t):120 NCCL WARN NET/OFI {failure}\n\
+             a:1:2 [0] NCCL INFO NET/IB : No device found.\n\
+             a:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+             a:1:2 [0] NCCL INFO Using network Socket\n\
+             a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
+        )
+    };
+    let reference = run(&log("aws-ofi-nccl initialization failed"));
+    assert_eq!(reference.socket_fallback, Some(true), "{:?}", reference.why);
+    for failure in [
+        "Caught exception in plugin init: fi_getinfo failed: No data available",
+        "Couldn't open a fabric provider. RC: -61, ERROR: No data available",
+        "Couldn't create fabric. RC: -12, ERROR: Cannot allocate memory",
+    ] {
+        let a = run(&log(failure));
+        assert_eq!(
+            (a.inter_node_transport, a.socket_fallback, a.verdict),
+            (
+                reference.inter_node_transport,
+                reference.socket_fallback,
+                reference.verdict
+            ),
+            "{failure}"
+        );
+        let said = |x: &netcheck::logscan::Analysis| {
+            let said: Vec<_> = x
+                .findings
+                .iter()
+                .map(|f| (f.id.clone(), f.message.clone()))
+                .collect();
+            said
+        };
+        // The fallback names the failed plugin, and the line is no stray WARN.
+        assert_eq!(said(&a), said(&reference), "{failure}");
+    }
 }

@@ -267,14 +267,25 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     if provider_missing.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::ProviderMissing);
     }
+    // Each ends the plugin's init: `fi_fabric` failing on the provider fi_getinfo gave (every
+    // release; `Couldn't create fabric` and the ofiutils form in 1.21), and 1.21's C++ entry
+    // points reporting an exception from init.
     let init_failed = [
         "Failed to initialize sendrecv protocol",
         "Failed to initialize rdma protocol",
         "aws-ofi-nccl initialization failed",
         "Initializing plugin failed",
+        "Caught exception in plugin init",
+        "Couldn't open a fabric provider",
+        "Couldn't create fabric.",
     ];
     if init_failed.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::InitFailed);
+    }
+    if let Some(version) = rest.strip_prefix("EFA provider requires at least libfabric version ") {
+        return Some(OfiEvent::LibfabricTooOld(
+            version.trim().trim_end_matches('.'),
+        ));
     }
     if let Some(filter) = rest.strip_prefix("Setting provider_filter to ") {
         return Some(OfiEvent::ProviderFilter(filter.trim()));
@@ -282,7 +293,10 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     // Most NET/OFI lines are informational; test for the rare ones with one byte search each.
     let bytes = rest.as_bytes();
     if GDR.find(bytes).is_some()
-        && (rest.contains("disabling GDR") || rest.contains("GDR not supported"))
+        && (rest.contains("disabling GDR")
+            || rest.contains("GDR not supported")
+            // AWS builds 1.7.4+: OFI_NCCL_DISABLE_GDR_REQUIRED_CHECKS on a GDR instance.
+            || rest.starts_with("GDR disabled on GDR-supported instance type"))
     {
         return Some(OfiEvent::GdrOff);
     }
@@ -493,6 +507,32 @@ mod tests {
         assert_eq!(
             ofi("NET/OFI Only EFA provider is supported"),
             Some(OfiEvent::ProviderMissing)
+        );
+        // Init failures of every release: fi_fabric on the provider found, 1.21's caught
+        // exceptions; a libfabric older than the EFA support needs (1.13.0+: 1.22.0).
+        for line in [
+            "NET/OFI Couldn't open a fabric provider. RC: -61, ERROR: No data available",
+            "NET/OFI Couldn't open a fabric provider using ofiutils helper. RC: -61, ERROR: No data available",
+            "NET/OFI Couldn't create fabric. RC: -12, ERROR: Cannot allocate memory",
+            "NET/OFI Caught exception in plugin init: fi_getinfo failed",
+        ] {
+            assert_eq!(ofi(line), Some(OfiEvent::InitFailed), "{line}");
+        }
+        assert_eq!(
+            ofi("NET/OFI Caught exception in plugin connect: reset"),
+            None
+        );
+        assert_eq!(
+            ofi("NET/OFI Couldn't create domain. RC: -12, ERROR: x"),
+            None
+        );
+        assert_eq!(
+            ofi("NET/OFI EFA provider requires at least libfabric version 1.22.0."),
+            Some(OfiEvent::LibfabricTooOld("1.22.0"))
+        );
+        assert_eq!(
+            ofi("NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge"),
+            Some(OfiEvent::GdrOff)
         );
     }
 }

@@ -886,12 +886,7 @@ fn module_transport(rank: &Rank, process: &Process, job: &JobContext) -> Option<
             &named.evidence,
         ));
     }
-    let ofi_failed = process.plugin_failures.iter().any(|(f, _)| {
-        matches!(
-            f,
-            PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed
-        )
-    });
+    let ofi_failed = process.plugin_failures.iter().any(|(f, _)| f.is_ofi());
     if let Some(provider) = process.ofi_provider.as_ref().filter(|_| !ofi_failed) {
         return Some(decision(
             "Libfabric",
@@ -1360,6 +1355,9 @@ pub fn failure_text(failure: PluginFailure) -> &'static str {
         PluginFailure::Incompatible => "the net plugin has no compatible API version",
         PluginFailure::OfiProviderMissing => "aws-ofi-nccl found no usable libfabric provider",
         PluginFailure::OfiInitFailed => "aws-ofi-nccl failed to initialise",
+        PluginFailure::OfiLibfabricTooOld => {
+            "aws-ofi-nccl needs a newer libfabric for EFA than the one it loaded"
+        }
         PluginFailure::InitFailed => "a net plugin failed to initialise",
         PluginFailure::NoneUsable => "no net plugin could be initialised",
     }

@@ -145,6 +145,9 @@ pub enum OfiEventOf<S> {
     ProviderMissing,
     /// The plugin gave up initialising (§7 failure messages).
     InitFailed,
+    /// `EFA provider requires at least libfabric version 1.22.0.` (1.8.0+; 1.18.0 before
+    /// 1.13.0): the libfabric it loaded is older than the EFA support it was built for.
+    LibfabricTooOld(S),
     /// `disabling GDR`, `GDR not supported`: EFA without GPUDirect RDMA.
     GdrOff,
     /// Runtime text that only an EFA endpoint produces (`fi_addr_efa`, `EFA device`).
@@ -275,6 +278,7 @@ impl<S> OfiEventOf<S> {
             },
             ProviderMissing => ProviderMissing,
             InitFailed => InitFailed,
+            LibfabricTooOld(s) => LibfabricTooOld(f(s)),
             GdrOff => GdrOff,
             EfaRuntime => EfaRuntime,
             ProviderFilter(s) => ProviderFilter(f(s)),

@@ -644,6 +644,11 @@ impl Facts {
             }
             OfiEvent::ProviderMissing => push_failure(p, PluginFailure::OfiProviderMissing, seen),
             OfiEvent::InitFailed => push_failure(p, PluginFailure::OfiInitFailed, seen),
+            OfiEvent::LibfabricTooOld(needed) => {
+                push_failure(p, PluginFailure::OfiLibfabricTooOld, seen);
+                p.ofi_libfabric_needed
+                    .get_or_insert_with(|| needed.to_string());
+            }
             OfiEvent::GdrOff => {
                 p.ofi_gdr_off.get_or_insert_with(|| seen.evidence());
             }

@@ -111,10 +111,24 @@ pub enum PluginFailure {
     OfiProviderMissing,
     /// aws-ofi-nccl gave up initialising.
     OfiInitFailed,
+    /// aws-ofi-nccl needs a newer libfabric for EFA than the one it loaded.
+    OfiLibfabricTooOld,
     /// 2.28+: `Failed to initialize NET plugin X` for an external plugin (or IB with devices).
     InitFailed,
     /// `Failed to initialize any NET plugin`.
     NoneUsable,
+}
+
+impl PluginFailure {
+    /// aws-ofi-nccl's own failures, whose cause is the EFA setup.
+    pub fn is_ofi(self) -> bool {
+        matches!(
+            self,
+            PluginFailure::OfiProviderMissing
+                | PluginFailure::OfiInitFailed
+                | PluginFailure::OfiLibfabricTooOld
+        )
+    }
 }
 
 #[derive(Debug, Default)]
@@ -160,6 +174,8 @@ pub struct Process {
     pub ofi_fabric: Option<String>,
     pub ofi_nics: Option<u32>,
     pub ofi_gdr_off: Option<Evidence>,
+    /// The libfabric version aws-ofi-nccl said its EFA support needs (`requires at least`).
+    pub ofi_libfabric_needed: Option<String>,
     pub efa_runtime: Option<Evidence>,
     /// aws-ofi-nccl's `Setting provider_filter to X`: the only provider it may select.
     pub ofi_filter: Option<String>,

@@ -159,6 +159,17 @@ fn failure_hint(failure: PluginFailure, ctx: &Ctx) -> String {
             supports: install an aws-ofi-nccl (or other plugin) build that matches the NCCL version"
             .into(),
         PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed => EFA_HINT.to_string(),
+        PluginFailure::OfiLibfabricTooOld => {
+            let needed = (ctx.facts.processes.iter())
+                .find_map(|p| p.ofi_libfabric_needed.as_deref())
+                .unwrap_or("a newer version");
+            format!(
+                "aws-ofi-nccl's EFA support needs libfabric {needed} or newer and found an older \
+                 one first on the library path (its `NET/OFI Using Libfabric version` line says \
+                 which): use the EFA installer's libfabric (/opt/amazon/efa/lib) ahead of any \
+                 distribution or conda copy"
+            )
+        }
         PluginFailure::InitFailed => "the plugin's own NET/... lines above say why it failed; \
             `netcheck doctor` checks the plugin, libfabric and devices"
             .into(),
@@ -284,9 +295,7 @@ pub fn plugin_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
         ),
         evidence,
         Some(match kind {
-            PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed
-                if one_host(ctx) && ctx.expect.is_none() =>
-            {
+            f if f.is_ofi() && one_host(ctx) && ctx.expect.is_none() => {
                 ONE_HOST_PLUGIN_HINT.to_string()
             }
             _ => failure_hint(kind, ctx),
