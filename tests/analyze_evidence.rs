@@ -611,3 +611,30 @@ fn aws_ofi_nccl_init_failures_of_every_release_are_plugin_failures() {
         assert_eq!(said(&a), said(&reference), "{failure}");
     }
 }
+
+/// 2.30 checks the peer's version in the bootstrap handshake and WARNs `NCCL version
+/// mismatch with remote peer %s (local: %s, remote %s)`: the other host's version is known
+/// even when its lines are not in the log.
+#[test]
+fn a_peer_version_mismatch_is_mixed_versions() {
+    let log = "\
+a:1:1 [0] NCCL INFO NCCL version 2.30.7+cuda13.0
+a:1:1 [0] NCCL INFO Bootstrap: Using eth0:10.0.0.1<0>
+
+[2026-06-04 10:00:00] a:1:5 [0] bootstrap.cc:880 (bootstrapInit) NCCL WARN NCCL version mismatch with remote peer 10.0.0.2<45678> (local: 2.30.7, remote 2.28.9)
+a:1:5 [0] NCCL INFO bootstrap.cc:884 (bootstrapInit) -> 3
+";
+    let a = run(log);
+    let mixed = finding(&a, "mixed-nccl-versions").expect("mixed-nccl-versions");
+    assert!(
+        mixed.message.contains("2.28.9") && mixed.message.contains("2.30.7"),
+        "{}",
+        mixed.message
+    );
+    assert!(has(&a, "nccl-error"), "{:?}", a.findings);
+    // One version and no such WARN: nothing mixed.
+    assert!(!has(
+        &run(&log[..log.find("\n\n").unwrap() + 1]),
+        "mixed-nccl-versions"
+    ));
+}

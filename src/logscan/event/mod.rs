@@ -226,6 +226,9 @@ fn classify_warn(msg: &str) -> Event<'_> {
     if msg.starts_with("Failed to initialize any NET plugin") {
         return Event::NoNetPlugin;
     }
+    if let Some(version) = peer_version(msg) {
+        return Event::PeerVersion(version);
+    }
     if msg.starts_with("Failed to open libibverbs") {
         return Event::VerbsMissing;
     }
@@ -235,6 +238,15 @@ fn classify_warn(msg: &str) -> Event<'_> {
         return event;
     }
     Event::Warn
+}
+
+/// The remote's version in 2.30's `NCCL version mismatch with remote peer 10.0.0.2<5000>
+/// (local: 2.30.7, remote 2.28.9)` (as printed, when it is no dotted version).
+fn peer_version(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("NCCL version mismatch with remote peer ")?;
+    let (_, remote) = rest.rsplit_once(", remote ")?;
+    let remote = remote.trim_end().strip_suffix(')')?.trim();
+    (!remote.is_empty()).then(|| version_number(remote).unwrap_or(remote))
 }
 
 /// `[Rank 3] ncclCommInitRankConfig comm ...` → `ncclCommInitRankConfig comm ...` (2.29+
@@ -864,6 +876,27 @@ mod tests {
             None
         );
         assert_eq!(info("[0] comm 0x1 rank 0 nranks 2 - Init START"), None);
+    }
+
+    #[test]
+    fn a_peer_of_another_version_names_its_version() {
+        let warn = |msg| classify_record(Level::Warn, msg);
+        assert_eq!(
+            warn(
+                "NCCL version mismatch with remote peer 10.0.0.2<45678> (local: 2.30.7, remote 2.28.9)"
+            ),
+            Some(Event::PeerVersion("2.28.9"))
+        );
+        assert_eq!(
+            warn(
+                "NCCL version mismatch with remote peer [fe80::1%eth0]<5000> (local: 23007, remote 22809)"
+            ),
+            Some(Event::PeerVersion("22809"))
+        );
+        assert_eq!(
+            warn("NCCL version mismatch with remote peer 10.0.0.2<45678>"),
+            Some(Event::Warn)
+        );
     }
 
     #[test]

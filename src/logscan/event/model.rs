@@ -112,6 +112,9 @@ pub enum EventOf<S> {
     Connected {
         gdr: Option<bool>,
     },
+    /// 2.30 WARN `NCCL version mismatch with remote peer %s (local: %s, remote %s)`: the
+    /// remote's version, from a host whose own lines may not be in the log.
+    PeerVersion(S),
     /// `init.cc:421 -> 5`: an error propagating up NCCL's call stack (§1.1).
     Breadcrumb {
         code: u32,
@@ -254,6 +257,7 @@ impl<S> EventOf<S> {
             Topology => Topology,
             TreeBranches => TreeBranches,
             Connected { gdr } => Connected { gdr },
+            PeerVersion(s) => PeerVersion(f(s)),
             Breadcrumb { code } => Breadcrumb { code },
             TunerProbe => TunerProbe,
             Warn => Warn,

@@ -612,6 +612,17 @@ impl Facts {
                 p.tuner_probe.get_or_insert_with(|| seen.evidence());
             }
             Event::Breadcrumb { .. } => self.errors.push(seen),
+            Event::PeerVersion(version) => {
+                self.warnings.push(seen);
+                if self.job_versions.len() < 16
+                    && !self.job_versions.iter().any(|v| v.value == version)
+                {
+                    self.job_versions.push(Fact {
+                        value: version.to_string(),
+                        evidence: seen.evidence(),
+                    });
+                }
+            }
             Event::Warn => self.warnings.push(seen),
             Event::TreeBranches => {
                 self.ranks[rank]
@@ -861,6 +872,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::Connected { .. } => Phase::Connected,
         Event::Destroyed => Phase::Destroyed,
         Event::NoNetPlugin
+        | Event::PeerVersion(_)
         | Event::Breadcrumb { .. }
         | Event::Warn
         | Event::NetTrafficError { .. } => Phase::Error,
