@@ -554,7 +554,10 @@ a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 
     );
     let fallback = finding(&a, "socket-fallback").expect("socket-fallback");
     let hint = fallback.hint.as_deref().unwrap_or_default();
-    assert!(hint.contains("libfabric 1.22.0 or newer"), "{hint}");
+    assert!(
+        hint.contains("libfabric 1.22.0 or newer and loaded libfabric 1.21"),
+        "{hint}"
+    );
     assert!(
         fallback
             .evidence

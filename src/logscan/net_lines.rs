@@ -282,6 +282,9 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     if init_failed.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::InitFailed);
     }
+    if let Some(version) = rest.strip_prefix("Using Libfabric version ") {
+        return Some(OfiEvent::LibfabricVersion(version.trim()));
+    }
     if let Some(version) = rest.strip_prefix("EFA provider requires at least libfabric version ") {
         return Some(OfiEvent::LibfabricTooOld(
             version.trim().trim_end_matches('.'),
@@ -525,6 +528,10 @@ mod tests {
         assert_eq!(
             ofi("NET/OFI Couldn't create domain. RC: -12, ERROR: x"),
             None
+        );
+        assert_eq!(
+            ofi("NET/OFI Using Libfabric version 2.3"),
+            Some(OfiEvent::LibfabricVersion("2.3"))
         );
         assert_eq!(
             ofi("NET/OFI EFA provider requires at least libfabric version 1.22.0."),

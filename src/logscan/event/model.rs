@@ -151,6 +151,8 @@ pub enum OfiEventOf<S> {
     /// `EFA provider requires at least libfabric version 1.22.0.` (1.8.0+; 1.18.0 before
     /// 1.13.0): the libfabric it loaded is older than the EFA support it was built for.
     LibfabricTooOld(S),
+    /// `Using Libfabric version 1.21` (1.8.0+): the libfabric the plugin loaded.
+    LibfabricVersion(S),
     /// `disabling GDR`, `GDR not supported`: EFA without GPUDirect RDMA.
     GdrOff,
     /// Runtime text that only an EFA endpoint produces (`fi_addr_efa`, `EFA device`).
@@ -283,6 +285,7 @@ impl<S> OfiEventOf<S> {
             ProviderMissing => ProviderMissing,
             InitFailed => InitFailed,
             LibfabricTooOld(s) => LibfabricTooOld(f(s)),
+            LibfabricVersion(s) => LibfabricVersion(f(s)),
             GdrOff => GdrOff,
             EfaRuntime => EfaRuntime,
             ProviderFilter(s) => ProviderFilter(f(s)),

@@ -655,6 +655,9 @@ impl Facts {
             }
             OfiEvent::ProviderMissing => push_failure(p, PluginFailure::OfiProviderMissing, seen),
             OfiEvent::InitFailed => push_failure(p, PluginFailure::OfiInitFailed, seen),
+            OfiEvent::LibfabricVersion(version) => {
+                p.ofi_libfabric.get_or_insert_with(|| version.to_string());
+            }
             OfiEvent::LibfabricTooOld(needed) => {
                 push_failure(p, PluginFailure::OfiLibfabricTooOld, seen);
                 p.ofi_libfabric_needed

@@ -176,6 +176,8 @@ pub struct Process {
     pub ofi_gdr_off: Option<Evidence>,
     /// The libfabric version aws-ofi-nccl said its EFA support needs (`requires at least`).
     pub ofi_libfabric_needed: Option<String>,
+    /// The libfabric version aws-ofi-nccl loaded (`Using Libfabric version`).
+    pub ofi_libfabric: Option<String>,
     pub efa_runtime: Option<Evidence>,
     /// aws-ofi-nccl's `Setting provider_filter to X`: the only provider it may select.
     pub ofi_filter: Option<String>,

@@ -160,14 +160,17 @@ fn failure_hint(failure: PluginFailure, ctx: &Ctx) -> String {
             .into(),
         PluginFailure::OfiProviderMissing | PluginFailure::OfiInitFailed => EFA_HINT.to_string(),
         PluginFailure::OfiLibfabricTooOld => {
-            let needed = (ctx.facts.processes.iter())
-                .find_map(|p| p.ofi_libfabric_needed.as_deref())
+            let too_old = (ctx.facts.processes.iter()).find(|p| p.ofi_libfabric_needed.is_some());
+            let needed = too_old
+                .and_then(|p| p.ofi_libfabric_needed.as_deref())
                 .unwrap_or("a newer version");
+            let found = too_old
+                .and_then(|p| p.ofi_libfabric.as_deref())
+                .map_or_else(|| "an older one".to_string(), |v| format!("libfabric {v}"));
             format!(
-                "aws-ofi-nccl's EFA support needs libfabric {needed} or newer and found an older \
-                 one first on the library path (its `NET/OFI Using Libfabric version` line says \
-                 which): use the EFA installer's libfabric (/opt/amazon/efa/lib) ahead of any \
-                 distribution or conda copy"
+                "aws-ofi-nccl's EFA support needs libfabric {needed} or newer and loaded {found} \
+                 first on the library path: use the EFA installer's libfabric \
+                 (/opt/amazon/efa/lib) ahead of any distribution or conda copy"
             )
         }
         PluginFailure::InitFailed => "the plugin's own NET/... lines above say why it failed; \
