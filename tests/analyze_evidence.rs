@@ -641,3 +641,31 @@ a:1:5 [0] NCCL INFO bootstrap.cc:884 (bootstrapInit) -> 3
         "mixed-nccl-versions"
     ));
 }
+
+/// 2.26+ bootstraps over the network plugin when asked (`NCCL_OOB_NET_ENABLE=1`) and says
+/// `Bootstrap: Using %s:%d`: a device and its index, not an interface and its address. Two
+/// processes of one host on two indexes are not two hosts.
+#[test]
+fn bootstrap_over_the_network_plugin_names_no_address() {
+    let log = "\
+a:1:1 [0] NCCL INFO Bootstrap: Using mlx5_0:0
+a:2:2 [1] NCCL INFO Bootstrap: Using mlx5_0:1
+a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB ib0:10.0.0.1<0>
+a:1:1 [0] NCCL INFO Using network IB
+";
+    let a = run(log);
+    assert!(
+        !a.basis.iter().any(|b| b == "distinct-hosts"),
+        "{:?}",
+        a.why
+    );
+    // The socket form still tells hosts apart by address.
+    let two = run(&log
+        .replace("mlx5_0:0", "eth0:10.0.0.1<0>")
+        .replace("mlx5_0:1", "eth0:10.0.0.2<0>"));
+    assert!(
+        two.basis.iter().any(|b| b == "distinct-hosts"),
+        "{:?}",
+        two.why
+    );
+}

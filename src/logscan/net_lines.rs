@@ -164,13 +164,16 @@ pub fn socket_interfaces(list: &str) -> Vec<&str> {
 }
 
 /// The first `name:address` of an interface list (`[0]eth0:10.0.0.1<0> [1]...` or
-/// `eth0:10.0.0.1<0>`) → (`eth0`, `10.0.0.1`); IPv6 addresses keep their colons.
+/// `eth0:10.0.0.1<0>`) → (`eth0`, `10.0.0.1`); IPv6 addresses keep their colons. 2.26+'s
+/// bootstrap over the network plugin, `Bootstrap: Using mlx5_0:0`, names a device and its
+/// index: no address.
 pub fn first_interface_address(list: &str) -> Option<(&str, &str)> {
     let first = list.split_whitespace().next()?;
     let first = first.split_once(']').map_or(first, |(_, rest)| rest);
     let (name, rest) = first.split_once(':')?;
     let address = rest.split('<').next().unwrap_or(rest);
-    (!name.is_empty() && !address.is_empty()).then_some((name, address))
+    let index = address.bytes().all(|b| b.is_ascii_digit());
+    (!name.is_empty() && !index).then_some((name, address))
 }
 
 /// The interfaces of an interface list whose address is link-local (`169.254.x.x`,
@@ -416,6 +419,27 @@ mod tests {
             Some(Event::NetTrafficError { ib: true })
         );
         assert_eq!(classify("NET/IB/GIN: Assigned plugin GIN_IB_GDAKI"), None);
+    }
+
+    #[test]
+    fn the_first_interface_and_its_address() {
+        assert_eq!(
+            first_interface_address("[0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>"),
+            Some(("eth0", "10.0.0.1"))
+        );
+        assert_eq!(
+            first_interface_address("ib0:fe80::2%ib0<0>"),
+            Some(("ib0", "fe80::2%ib0"))
+        );
+        // A page that took `<0>` for a tag leaves the address.
+        assert_eq!(
+            first_interface_address("eth0:10.0.0.1"),
+            Some(("eth0", "10.0.0.1"))
+        );
+        // 2.26+ bootstrap over the network plugin: a device and its index, no address.
+        assert_eq!(first_interface_address("mlx5_0:0"), None);
+        assert_eq!(first_interface_address("N/A:12"), None);
+        assert_eq!(first_interface_address("eth0:"), None);
     }
 
     #[test]
