@@ -669,3 +669,54 @@ a:1:1 [0] NCCL INFO Using network IB
         two.why
     );
 }
+
+/// Every log of the project's fixtures (real H200 captures and grammar logs), retold in the
+/// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
+/// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,
+/// verdict, findings and each rank's last phase are compared.
+#[test]
+fn every_fixture_told_in_2_30_forms_reads_the_same() {
+    use regex::bytes::Regex;
+    let warn = Regex::new(r"(\[\d+\] [A-Za-z0-9_./-]+\.(?:cc|h|cu):\d+)( NCCL WARN )").unwrap();
+    let crumb = Regex::new(r"( NCCL INFO [A-Za-z0-9_./-]+\.(?:cc|h|cu):\d+)( -> \d+)").unwrap();
+    let start = Regex::new(
+        r"( NCCL INFO )((?:ncclComm\w+ )?comm 0x[0-9a-f]+ rank (\d+) nranks \d+ .*- Init START)",
+    )
+    .unwrap();
+    let summary = |log: &[u8]| {
+        let a = netcheck::logscan::analyze_reader(
+            std::io::Cursor::new(log.to_vec()),
+            "t.log",
+            &netcheck::logscan::Options::default(),
+        )
+        .expect("in memory");
+        let mut ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
+        ids.sort();
+        let phases: Vec<_> = a.per_rank.iter().map(|r| r.last_phase.clone()).collect();
+        format!(
+            "{:?} {:?} {:?} {ids:?} {phases:?}",
+            a.inter_node_transport, a.socket_fallback, a.verdict
+        )
+    };
+    let mut retold = 0;
+    for dir in ["h200", "grammar"] {
+        let mut paths: Vec<_> = std::fs::read_dir(crate::util::fixture(&format!("logs/{dir}")))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let log = std::fs::read(&path).unwrap();
+            let new = warn.replace_all(&log, &b"$1 (fn)$2"[..]);
+            let new = crumb.replace_all(&new, &b"$1 (fn)$2"[..]);
+            let new = start.replace_all(&new, &b"$1[Rank $3] $2"[..]);
+            if new[..] == log[..] {
+                continue;
+            }
+            retold += 1;
+            assert_eq!(summary(&new), summary(&log), "{}", path.display());
+        }
+    }
+    assert!(retold >= 10, "only {retold} fixtures have such lines");
+}
