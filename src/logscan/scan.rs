@@ -10,7 +10,7 @@ use std::sync::{LazyLock, mpsc};
 
 use super::analysis::{Analysis, Transport};
 use super::event::{Event, Memo, plugin_in_location, version_number};
-use super::facts::{self, Fact, Facts, Seen, decode};
+use super::facts::{self, Facts, Seen, decode};
 use super::frame::{Batch, Framer, Replay, Sink};
 use super::input;
 use super::other_lines::{OtherWords, rank_row};
@@ -367,14 +367,8 @@ impl Analyzer {
         let facts = &mut self.facts;
         if let Some(at) = found.nccl_version
             && let Some(version) = version_number(&text[at + 13..])
-            && facts.job_versions.len() < 16
-            && !facts.job_versions.iter().any(|v| v.value == version)
         {
-            let evidence = seen.evidence();
-            facts.job_versions.push(Fact {
-                value: version.to_string(),
-                evidence,
-            });
+            facts.add_job_version(version, seen);
         }
         if found.has(OtherWords::TIMEOUT) {
             facts.timeouts.push(seen);

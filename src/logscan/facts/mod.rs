@@ -614,14 +614,7 @@ impl Facts {
             Event::Breadcrumb { .. } => self.errors.push(seen),
             Event::PeerVersion(version) => {
                 self.warnings.push(seen);
-                if self.job_versions.len() < 16
-                    && !self.job_versions.iter().any(|v| v.value == version)
-                {
-                    self.job_versions.push(Fact {
-                        value: version.to_string(),
-                        evidence: seen.evidence(),
-                    });
-                }
+                self.add_job_version(version, seen);
             }
             Event::Warn => self.warnings.push(seen),
             Event::TreeBranches => {
@@ -722,6 +715,16 @@ impl Facts {
             evidence: seen.evidence(),
         };
         add_conn(r, conn, &mut self.capped);
+    }
+
+    /// A version the job runs that no process's own version line showed (at most 16).
+    pub fn add_job_version(&mut self, version: &str, seen: &Seen) {
+        if self.job_versions.len() < 16 && !self.job_versions.iter().any(|v| v.value == version) {
+            self.job_versions.push(Fact {
+                value: version.to_string(),
+                evidence: seen.evidence(),
+            });
+        }
     }
 
     fn set_phase(&mut self, rank: usize, phase: Phase, seen: &Seen) {
