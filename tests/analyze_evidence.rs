@@ -670,6 +670,164 @@ a:1:1 [0] NCCL INFO Using network IB
     );
 }
 
+/// 2.26–2.27's graph/topo.cc WARNs `NET/TOPO : Couldn't find net with name %s` (a topology
+/// file naming a NIC the host lacks; aws-ofi-nccl sets one on P-series): `TOPO` is NCCL's
+/// own code, not a plugin naming itself. It was read as a network called TOPO, which
+/// decided the transport (`other`) over the OFI provider's line, and the WARN went uncounted.
+#[test]
+fn a_topology_warning_names_no_network_plugin() {
+    let host = |h: &str, pid: u32, rank: u32| {
+        format!(
+            "{h}:{pid}:{pid} [0] NCCL INFO NCCL version 2.27.7+cuda12.9\n\
+             {h}:{pid}:{pid} [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.16.3\n\
+             {h}:{pid}:{pid} [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa-direct (found 32 nics)\n\
+             \n\
+             {h}:{pid}:{pid} [0] graph/topo.cc:1316 NCCL WARN NET/TOPO : Couldn't find net with name rdmap16s27\n\
+             {h}:{pid}:{pid} [0] NCCL INFO comm 0x{rank} rank {rank} nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n"
+        )
+    };
+    let a = run(&(host("ip-10-0-1-5", 100, 0) + &host("ip-10-0-1-6", 200, 1)));
+    assert_eq!(a.inter_node_transport, Transport::Efa, "{:?}", a.why);
+    assert!(!a.why.contains("TOPO"), "{}", a.why);
+    let warned = finding(&a, "nccl-warn").expect("the WARNs are counted");
+    assert!(warned.message.contains('2'), "{}", warned.message);
+}
+
+/// 2.10–2.26 WARN `Error: network %s not found.` when `NCCL_NET` names a network that no
+/// plugin or built-in transport registered: init fails, and the finding names the network.
+/// aws-ofi-nccl's names (`AWS Libfabric` up to 1.12, `Libfabric` from 1.13, `OFI`) point at
+/// the plugin.
+#[test]
+fn a_network_that_nccl_net_names_and_nobody_provides_is_named() {
+    let log = |name: &str| {
+        format!(
+            "ip-10-0-1-5:1234:1234 [0] NCCL INFO NCCL version 2.18.5+cuda12.2\n\
+             ip-10-0-1-5:1234:1234 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n\
+             ip-10-0-1-5:1234:1234 [0] NCCL INFO NET/IB : No device found.\n\
+             ip-10-0-1-5:1234:1234 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.1.5<0>\n\
+             \n\
+             ip-10-0-1-5:1234:1234 [0] misc/net.cc:232 NCCL WARN Error: network {name} not found.\n\
+             ip-10-0-1-5:1234:1234 [0] NCCL INFO init.cc:1234 -> 5\n"
+        )
+    };
+    for (name, plugin) in [("AWS Libfabric", true), ("OFI", true), ("IB", false)] {
+        let a = run(&log(name));
+        assert_eq!(a.verdict, netcheck::logscan::Verdict::Fail, "{name}");
+        let f = finding(&a, "no-net-plugin").expect("no-net-plugin");
+        assert!(f.message.contains(&format!("`{name}`")), "{}", f.message);
+        let hint = f.hint.as_deref().unwrap_or("");
+        assert_eq!(hint.contains("aws-ofi-nccl"), plugin, "{hint}");
+        assert!(
+            !has(&a, "nccl-warn"),
+            "the WARN is the finding: {:?}",
+            a.findings
+        );
+    }
+}
+
+/// 2.21+ `Connected to proxy localRank %d -> connection %p` (2.30: `tpRank`) comes while the
+/// channels connect: a rank whose last line it is stopped connecting, not after its rings
+/// were connected.
+#[test]
+fn a_proxy_connection_is_not_the_end_of_connection_setup() {
+    let log = "\
+a:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 101c0 commId 0xabc - Init START
+a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0
+a:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/IB/0
+a:1:3 [0] NCCL INFO Connected to proxy localRank 0 -> connection 0x7d41d0004f40
+";
+    let a = run(log);
+    let phase = a.per_rank[0].last_phase.as_deref();
+    assert_eq!(phase, Some("connecting"), "{:?}", a.per_rank);
+    let stuck = finding(&a, "init-incomplete").expect("init-incomplete");
+    assert!(stuck.message.contains("`connecting`"), "{}", stuck.message);
+    let done = run(&format!(
+        "{log}a:1:1 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"
+    ));
+    assert_eq!(done.per_rank[0].last_phase.as_deref(), Some("connected"));
+}
+
+/// 2.12–2.20 echo `NCCL_NET_PLUGIN` as the library NCCL will load, without `NET/Plugin:`:
+/// `Plugin name set by env to libnccl-net-ofi.so`. A plugin asked for by name and not found
+/// is a fallback to sockets; `NCCL_NET_PLUGIN=none` (echoed `libnccl-net-none.so`, in either
+/// form) turns plugins off on purpose and is not.
+#[test]
+fn a_plugin_asked_for_in_the_2_12_to_2_20_form_and_not_found_is_a_fallback() {
+    let log = |echo: &str, library: &str| {
+        let host = |h: &str, pid: u32, rank: u32| {
+            format!(
+                "{h}:{pid}:{pid} [0] NCCL INFO {echo}{library}\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO NET/Plugin : dlerror={library}: cannot open shared object file: No such file or directory No plugin found ({library}), using internal implementation\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO NET/IB : No device found.\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO NET/Socket : Using [0]ens5:10.0.0.{rank}<0>\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO Using network Socket\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO comm 0x{rank} rank {rank} nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO Channel 00/0 : {other}[0] -> {rank}[0] [receive] via NET/Socket/0\n",
+                other = 1 - rank
+            )
+        };
+        host("a", 1, 0) + &host("b", 2, 1)
+    };
+    for echo in [
+        "Plugin name set by env to ",
+        "NET/Plugin: Plugin name set by env to ",
+    ] {
+        let asked = run(&log(echo, "libnccl-net-ofi.so"));
+        assert_eq!(
+            (asked.inter_node_transport, asked.socket_fallback),
+            (Transport::Socket, Some(true)),
+            "{echo}: {}",
+            asked.why
+        );
+        let off = run(&log(echo, "libnccl-net-none.so"));
+        assert_eq!(
+            (off.inter_node_transport, off.socket_fallback),
+            (Transport::Socket, Some(false)),
+            "{echo}: {}",
+            off.why
+        );
+    }
+}
+
+/// aws-ofi-nccl's AWS builds name the instance type their platform table matched (`Running
+/// on p4d.24xlarge platform, …`). EFA without `/GDRDMA` is a problem on a P-series instance
+/// from p4d on, which has GPUDirect RDMA, and expected on a G-series one, which has none.
+#[test]
+fn efa_without_gdr_is_judged_by_the_instance_type_the_plugin_names() {
+    let log = |platform: &str| {
+        let host = |h: &str, pid: u32, rank: u32| {
+            format!(
+                "{h}:{pid}:{pid} [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.16.3\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO NET/OFI Running on {platform} platform, topology file /opt/amazon/ofi-nccl/share/aws-ofi-nccl/xml/topo.xml\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 nics)\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO Using network Libfabric\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO comm 0x{rank} rank {rank} nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO Channel 00/0 : {other}[0] -> {rank}[0] [receive] via NET/Libfabric/0\n",
+                other = 1 - rank
+            )
+        };
+        host("a", 1, 0) + &host("b", 2, 1)
+    };
+    let p4d = run(&log("p4d.24xlarge"));
+    assert_eq!(p4d.inter_node_transport, Transport::Efa, "{}", p4d.why);
+    let f = finding(&p4d, "gdr-disabled").expect("gdr-disabled");
+    assert_eq!(f.severity, netcheck::logscan::Severity::Warn);
+    assert!(f.message.contains("p4d.24xlarge"), "{}", f.message);
+    assert!(
+        f.evidence[0].text.contains("Running on p4d"),
+        "{:?}",
+        f.evidence
+    );
+    let g6e = run(&log("g6e.48xlarge"));
+    let f = finding(&g6e, "gdr-disabled").expect("gdr-disabled");
+    assert_eq!(f.severity, netcheck::logscan::Severity::Info);
+    assert!(f.message.contains("g6e.48xlarge"), "{}", f.message);
+    // No platform line: the general finding, as before.
+    let bare = run(&log("p4d.24xlarge").replace("Running on", "Looking at"));
+    let f = finding(&bare, "gdr-disabled").expect("gdr-disabled");
+    assert!(!f.message.contains("p4d"), "{}", f.message);
+}
+
 /// Every log of the project's fixtures (real H200 captures and grammar logs), retold in the
 /// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
 /// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,

@@ -14,6 +14,11 @@ use super::prefix::parse_u32;
 /// Classifies a message that starts with `NET` (INFO or WARN).
 pub fn classify(msg: &str) -> Option<Event<'_>> {
     if let Some(rest) = msg.strip_prefix("NET/OFI ") {
+        // NCCL's own lines about the network named `OFI` (aws-ofi-nccl 1.13+ under
+        // `NCCL_NET=OFI`) put a colon after the name; the plugin's never start with one.
+        if let Some(own) = rest.strip_prefix(':') {
+            return gdr_from(own.trim_start());
+        }
         return ofi(rest).map(Event::Ofi);
     }
     if let Some(rest) = strip_subsystem(msg, "NET/Plugin") {
@@ -51,7 +56,9 @@ fn self_named(msg: &str) -> Option<Event<'_>> {
     let end = rest.find([' ', ':'])?;
     let name = &rest[..end];
     let after = rest[end..].trim_start_matches(' ').strip_prefix(':')?;
-    let builtin = ["IB", "Socket", "OFI", "Plugin", "GDR"];
+    // NCCL's own subsystems (2.26–2.27 graph/topo.cc WARNs `NET/TOPO : Couldn't find net
+    // with name X`) and the names read above.
+    let builtin = ["IB", "Socket", "OFI", "Plugin", "GDR", "TOPO"];
     if name.is_empty()
         || builtin.contains(&name)
         || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -127,6 +134,9 @@ pub fn ib_devices(list: &str) -> Vec<IbDevice> {
     if !list.contains('/') {
         return Vec::new();
     }
+    if let Some(device) = device_line(list) {
+        return vec![device];
+    }
     IB_DEVICE
         .captures_iter(list)
         .take(64)
@@ -137,7 +147,34 @@ pub fn ib_devices(list: &str) -> Vec<IbDevice> {
         .collect()
 }
 
+/// 2.27+'s line per device, `[0] mlx5_0:uverbs0:1/RoCE provider=Mlx5 speed=…`
+/// (`[%d] %s:%s:%d/%s provider=%s …`): the device, its uverbs node and its port. The list
+/// regex would take the uverbs node for the device.
+fn device_line(text: &str) -> Option<IbDevice> {
+    if !text.contains(" provider=") {
+        return None;
+    }
+    let (index, rest) = text.strip_prefix('[')?.split_once("] ")?;
+    parse_u32(index.as_bytes())?;
+    let (port, link_layer) = rest.split_whitespace().next()?.split_once('/')?;
+    let mut parts = port.split(':');
+    let (name, _uverbs, number) = (parts.next()?, parts.next()?, parts.next()?);
+    let valid = parts.next().is_none()
+        && !name.is_empty()
+        && parse_u32(number.as_bytes()).is_some()
+        && !link_layer.is_empty();
+    valid.then(|| IbDevice {
+        name: name.to_string(),
+        link_layer: link_layer.to_string(),
+    })
+}
+
 fn socket(rest: &str) -> Option<Event<'_>> {
+    // `Using 2 threads and 8 sockets per thread` (every release) comes with a connection,
+    // and lists no interface.
+    if rest.ends_with("sockets per thread") {
+        return None;
+    }
     if let Some(list) = rest.strip_prefix("Using ") {
         return Some(Event::SocketInterfaces(list));
     }
@@ -213,10 +250,13 @@ fn gdr_nic(msg: &str) -> Option<Event<'_>> {
     gdr_from(rest)
 }
 
+/// `GPU Direct RDMA Enabled|Disabled for HCA 0 'mlx5_0'` (2.7+), `... for GPU 0[0] / HCA 0
+/// (distance 4 >= 2)` (2.4) and `... for GPU 0[0] / HCA 0 'mlx5_0' (no module or not supported
+/// by GPU)`.
 fn gdr_from(rest: &str) -> Option<Event<'_>> {
-    if rest.starts_with("GPU Direct RDMA Enabled for HCA") {
+    if rest.starts_with("GPU Direct RDMA Enabled for ") {
         Some(Event::GdrNic { enabled: true })
-    } else if rest.starts_with("GPU Direct RDMA Disabled for HCA") {
+    } else if rest.starts_with("GPU Direct RDMA Disabled for ") {
         Some(Event::GdrNic { enabled: false })
     } else {
         None
@@ -266,6 +306,8 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
         "OFI fi_getinfo() call failed",
         "No eligible providers were found",
         "Only EFA provider is supported",
+        // 1.1–1.13: the tcp provider, once the interface filters were applied.
+        "No viable endpoint found for TCP provider",
     ];
     if provider_missing.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::ProviderMissing);
@@ -273,10 +315,21 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     // Each ends the plugin's init: `fi_fabric` failing on the provider fi_getinfo gave (every
     // release; `Couldn't create fabric` and the ofiutils form in 1.21), and 1.21's C++ entry
     // points reporting an exception from init.
+    // `Failed to initialize sendrecv|rdma protocol` (1.7+, a protocol the user or platform
+    // chose) and `Failed to initialize RDMA protocol` (1.13+, the protocol selected) end it
+    // too, as does 1.13+'s `Unable to find a protocol that worked.  Failing initialization.`
+    // and 1.7+'s `CUDA initialization failed.`
+    if rest
+        .strip_prefix("Failed to initialize ")
+        .and_then(|r| r.split_once(' '))
+        .is_some_and(|(_, after)| after.starts_with("protocol"))
+    {
+        return Some(OfiEvent::InitFailed);
+    }
     let init_failed = [
-        "Failed to initialize sendrecv protocol",
-        "Failed to initialize rdma protocol",
         "aws-ofi-nccl initialization failed",
+        "Unable to find a protocol that worked",
+        "CUDA initialization failed",
         "Initializing plugin failed",
         "Caught exception in plugin init",
         "Couldn't open a fabric provider",
@@ -295,6 +348,16 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     }
     if let Some(filter) = rest.strip_prefix("Setting provider_filter to ") {
         return Some(OfiEvent::ProviderFilter(filter.trim()));
+    }
+    // `Running on %s platform, Setting NCCL_TOPO_FILE …` (1.4–1.13), `…, NCCL_TOPO_FILE
+    // environment variable is already set to …` (1.7+), `…, topology file …` (1.16+).
+    if let Some((platform, _)) = rest
+        .strip_prefix("Running on ")
+        .and_then(|r| r.split_once(" platform"))
+        && !platform.is_empty()
+        && !platform.contains(' ')
+    {
+        return Some(OfiEvent::Platform(platform));
     }
     // Most NET/OFI lines are informational; test for the rare ones with one byte search each.
     let bytes = rest.as_bytes();
@@ -401,6 +464,20 @@ mod tests {
             named("NET/IB : Using [0]mlx5_0:1::0/IB [1]mlx5_1:1:2:1/IB [RO]; OOB ib0:10.0.0.1<0>"),
             ["mlx5_0/IB", "mlx5_1/IB"]
         );
+        // 2.27+ also prints one line per device (`[%d] %s:%s:%d/%s provider=%s …`): the
+        // device, its uverbs node, the port; 2.30 adds `oooRqSize`.
+        assert_eq!(
+            named(
+                "NET/IB: [0] mlx5_0:uverbs0:1/RoCE provider=Mlx5 speed=100000 context=0x7fc37b2a20c0 pciPath=/sys/devices/pci0000:4a/0000:4a:02.0/0000:4b:00.0 ar=0"
+            ),
+            ["mlx5_0/RoCE"]
+        );
+        assert_eq!(
+            named(
+                "NET/IB: [3] mlx5_3:uverbs3:1/IB provider=Mlx5 speed=400000 context=0x1 pciPath=/sys/x ar=1 oooRqSize=0"
+            ),
+            ["mlx5_3/IB"]
+        );
         // What 2.28 prints on a host without IB, right after `No device found`.
         assert!(devices("NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>").is_empty());
         assert_eq!(
@@ -419,6 +496,69 @@ mod tests {
             Some(Event::NetTrafficError { ib: true })
         );
         assert_eq!(classify("NET/IB/GIN: Assigned plugin GIN_IB_GDAKI"), None);
+    }
+
+    /// NCCL's GPU Direct RDMA lines of every era, about any network: 2.4 names the GPU and
+    /// the distance, 2.7+ the HCA; under `NCCL_NET=OFI` aws-ofi-nccl's network is `OFI`,
+    /// which is not one of the plugin's own `NET/OFI` lines.
+    #[test]
+    fn gdr_lines_of_every_era_and_network() {
+        for (line, enabled) in [
+            (
+                "NET/IB : GPU Direct RDMA Disabled for GPU 0[0] / HCA 0 (distance 4 >= 2)",
+                false,
+            ),
+            (
+                "NET/AWS Libfabric : GPU Direct RDMA Enabled for GPU 0[0] / HCA 0 (distance 1 < 2), read 1",
+                true,
+            ),
+            (
+                "NET/IB : GPU Direct RDMA Disabled for GPU 1[1] / HCA 0 'mlx5_0' (no module or not supported by GPU)",
+                false,
+            ),
+            (
+                "NET/OFI : GPU Direct RDMA Enabled for HCA 0 'rdmap16s27'",
+                true,
+            ),
+            (
+                "NET/OFI : GPU Direct RDMA Disabled for HCA 3 'rdmap79s0'",
+                false,
+            ),
+            (
+                "NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'",
+                false,
+            ),
+        ] {
+            assert_eq!(classify(line), Some(Event::GdrNic { enabled }), "{line}");
+        }
+        assert_eq!(classify("NET/OFI : something else"), None);
+    }
+
+    /// Lines of NCCL's own that name no plugin and list no interface.
+    #[test]
+    fn nccl_lines_that_are_neither_plugins_nor_interface_lists() {
+        // 2.26–2.27 graph/topo.cc: TOPO is NCCL's topology code, not a network plugin.
+        assert_eq!(
+            classify("NET/TOPO : Couldn't find net with name mlx5_0"),
+            None
+        );
+        // Every release, with a connection: thread and socket counts, no interface.
+        assert_eq!(
+            classify("NET/Socket: Using 2 threads and 8 sockets per thread"),
+            None
+        );
+        assert_eq!(
+            classify("NET/Socket : Using [0]eth0:10.0.0.1<0>"),
+            Some(Event::SocketInterfaces("[0]eth0:10.0.0.1<0>"))
+        );
+        // A plugin's own name still counts.
+        assert_eq!(
+            classify("NET/FastSocket : Connected after 18 retries."),
+            Some(Event::PluginSelfNamed {
+                name: "FastSocket",
+                connected: true
+            })
+        );
     }
 
     #[test]
@@ -531,8 +671,30 @@ mod tests {
             ofi("NET/OFI Setting provider_filter to efa"),
             Some(OfiEvent::ProviderFilter("efa"))
         );
+        for (line, platform) in [
+            (
+                "NET/OFI Running on P4d platform, Setting NCCL_TOPO_FILE environment variable to /usr/local/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml",
+                "P4d",
+            ),
+            (
+                "NET/OFI Running on p5.48xlarge platform, NCCL_TOPO_FILE environment variable is already set to /x.xml",
+                "p5.48xlarge",
+            ),
+            (
+                "NET/OFI Running on p4d.24xlarge platform, topology file /opt/amazon/ofi-nccl/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml",
+                "p4d.24xlarge",
+            ),
+        ] {
+            assert_eq!(ofi(line), Some(OfiEvent::Platform(platform)), "{line}");
+        }
         assert_eq!(
             ofi("NET/OFI Only EFA provider is supported"),
+            Some(OfiEvent::ProviderMissing)
+        );
+        assert_eq!(
+            ofi(
+                "NET/OFI No viable endpoint found for TCP provider. Try and relax the filters using OFI_NCCL_USE_IPV6_TCP or OFI_NCCL_EXCLUDE_TCP_IF environment variables"
+            ),
             Some(OfiEvent::ProviderMissing)
         );
         // Init failures of every release: fi_fabric on the provider found, 1.21's caught
@@ -542,6 +704,14 @@ mod tests {
             "NET/OFI Couldn't open a fabric provider using ofiutils helper. RC: -61, ERROR: No data available",
             "NET/OFI Couldn't create fabric. RC: -12, ERROR: Cannot allocate memory",
             "NET/OFI Caught exception in plugin init: fi_getinfo failed",
+            // 1.7+: a protocol the user or platform chose; 1.13+: the one selected.
+            "NET/OFI Failed to initialize sendrecv protocol",
+            "NET/OFI Failed to initialize rdma protocol",
+            "NET/OFI Failed to initialize RDMA protocol",
+            "NET/OFI Failed to initialize RDMA protocol [repeated 7x across cluster]",
+            // 1.13+: no protocol worked; 1.7+: the plugin's CUDA setup.
+            "NET/OFI Unable to find a protocol that worked.  Failing initialization.",
+            "NET/OFI CUDA initialization failed.",
         ] {
             assert_eq!(ofi(line), Some(OfiEvent::InitFailed), "{line}");
         }

@@ -91,6 +91,11 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
             Some(Event::BootstrapInterface(rest.trim()))
         }
         b'P' => {
+            // 2.12–2.20 (net.cc): `Plugin name set by env to libnccl-net-X.so`, without the
+            // `NET/Plugin:` that later releases put in front.
+            if let Some(name) = msg.strip_prefix("Plugin name set by env to ") {
+                return Some(Event::PluginRequested(name.trim()));
+            }
             // `P2P plugin IBext` (2.12–2.19), `P2P plugin v8 IBext_v8` (2.20+).
             let name = msg.strip_prefix("P2P plugin ")?;
             let mut words = name.split_whitespace();
@@ -191,6 +196,11 @@ fn classify_c(msg: &str) -> Option<Event<'_>> {
         return connection_or_layout(msg);
     }
     if let Some(rest) = msg.strip_prefix("Connected ") {
+        // 2.21+ `Connected to proxy localRank 0 -> connection 0x...` comes before the channels
+        // connect: not the end of connection setup that `Connected all rings` is.
+        if rest.starts_with("to proxy ") {
+            return None;
+        }
         let gdr = split_once(rest, &GDR_WORD)
             .and_then(|(_, after)| after.bytes().next())
             .and_then(|b| match b {
@@ -225,6 +235,12 @@ fn classify_n(msg: &str) -> Option<Event<'_>> {
 fn classify_warn(msg: &str) -> Event<'_> {
     if msg.starts_with("Failed to initialize any NET plugin") {
         return Event::NoNetPlugin;
+    }
+    if let Some(name) = msg
+        .strip_prefix("Error: network ")
+        .and_then(|rest| rest.trim_end().strip_suffix(" not found."))
+    {
+        return Event::NetNotFound(name);
     }
     if let Some(version) = peer_version(msg) {
         return Event::PeerVersion(version);
@@ -753,6 +769,13 @@ mod tests {
             info("Connected all trees"),
             Some(Event::Connected { gdr: None })
         );
+        // 2.21+ proxy connections come before the channels connect (2.30: `tpRank`).
+        for line in [
+            "Connected to proxy localRank 0 -> connection 0x7d41d0004f40",
+            "Connected to proxy tpRank 3 -> connection 0x7d41d0004f40",
+        ] {
+            assert_eq!(info(line), None, "{line}");
+        }
         assert_eq!(info("CC Off, workFifoBytes 1048576"), None);
         assert_eq!(info("Check P2P Type isAllDirectP2p 1 directMode 0"), None);
     }
@@ -791,6 +814,24 @@ mod tests {
         assert_eq!(
             classify(Level::Warn, "Failed to initialize any NET plugin"),
             Some(Event::NoNetPlugin)
+        );
+        // 2.12–2.20 echo the library NCCL_NET_PLUGIN names without `NET/Plugin:`.
+        assert_eq!(
+            info("Plugin name set by env to libnccl-net-ofi.so"),
+            Some(Event::PluginRequested("libnccl-net-ofi.so"))
+        );
+        // 2.10–2.26 (init.cc, then plugin/net.cc): NCCL_NET names a network nobody provides.
+        assert_eq!(
+            classify(Level::Warn, "Error: network AWS Libfabric not found."),
+            Some(Event::NetNotFound("AWS Libfabric"))
+        );
+        assert_eq!(
+            classify(Level::Warn, "Error: network IB not found. "),
+            Some(Event::NetNotFound("IB"))
+        );
+        assert_eq!(
+            classify(Level::Warn, "Error: network IB is odd."),
+            Some(Event::Warn)
         );
     }
 

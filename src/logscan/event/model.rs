@@ -30,6 +30,9 @@ pub enum EventOf<S> {
     NetInitFailed(S),
     /// WARN `Failed to initialize any NET plugin`: NCCL cannot run at all.
     NoNetPlugin,
+    /// WARN `Error: network X not found.` (2.10–2.26): `NCCL_NET` names a network that no
+    /// plugin or built-in transport provides, so communicator init fails.
+    NetNotFound(S),
     /// `Using network X`, `Assigned NET plugin X to comm`, 2.3 `Using internal Network X`.
     UsingNetwork(S),
     /// `NET/IB : Using [0]mlx5_0:1/IB ...`: the device list text, parsed by
@@ -159,6 +162,9 @@ pub enum OfiEventOf<S> {
     EfaRuntime,
     /// `Setting provider_filter to efa` (1.6+ on AWS): only this provider can be selected.
     ProviderFilter(S),
+    /// `Running on p4d.24xlarge platform, …` (AWS builds 1.1.5+; `P4d` in 1.1.5): the EC2
+    /// instance type the plugin's platform table matched.
+    Platform(S),
 }
 
 /// The NCCL ranks at the two ends of a connection line, as printed (`from -> to`).
@@ -214,6 +220,7 @@ impl<S> EventOf<S> {
             NetInitialized(s) => NetInitialized(f(s)),
             NetInitFailed(s) => NetInitFailed(f(s)),
             NoNetPlugin => NoNetPlugin,
+            NetNotFound(s) => NetNotFound(f(s)),
             UsingNetwork(s) => UsingNetwork(f(s)),
             IbDevices(s) => IbDevices(f(s)),
             IbNoDevice => IbNoDevice,
@@ -289,6 +296,7 @@ impl<S> OfiEventOf<S> {
             GdrOff => GdrOff,
             EfaRuntime => EfaRuntime,
             ProviderFilter(s) => ProviderFilter(f(s)),
+            Platform(s) => Platform(f(s)),
         }
     }
 }

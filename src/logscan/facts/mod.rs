@@ -88,6 +88,8 @@ pub struct Facts {
     pub warnings: EvidenceList,
     pub errors: EvidenceList,
     pub no_net_plugin: EvidenceList,
+    /// The network `NCCL_NET` asked for and NCCL did not find (`Error: network X not found.`).
+    pub network_not_found: Option<Fact<String>>,
     pub timeouts: EvidenceList,
     pub libfabric_warnings: EvidenceList,
     pub nccl_records: u64,
@@ -355,9 +357,15 @@ impl Facts {
             Event::PluginNotFound => {
                 p.net_init_seen = true;
                 p.internal_net.get_or_insert_with(|| seen.evidence());
-                // Routine unless a plugin was asked for by name (and it is not "none").
+                // Routine unless a plugin was asked for by name, and not by the idiom that
+                // turns plugins off: `NCCL_NET_PLUGIN=none`, which NCCL up to 2.20 turns into
+                // the library name `libnccl-net-none.so` before echoing it.
                 let requested = p.requested_plugin.as_ref().map(|f| f.value.as_str());
-                if requested.is_some_and(|name| !name.is_empty() && name != "none") {
+                let off = |name: &str| {
+                    name.eq_ignore_ascii_case("none")
+                        || name.eq_ignore_ascii_case("libnccl-net-none.so")
+                };
+                if requested.is_some_and(|name| !name.is_empty() && !off(name)) {
                     push_failure(p, PluginFailure::RequestedNotFound, seen);
                 }
             }
@@ -385,6 +393,11 @@ impl Facts {
             Event::NoNetPlugin => {
                 push_failure(p, PluginFailure::NoneUsable, seen);
                 self.no_net_plugin.push(seen);
+            }
+            Event::NetNotFound(name) => {
+                push_failure(p, PluginFailure::NoneUsable, seen);
+                self.no_net_plugin.push(seen);
+                set_once(&mut self.network_not_found, || name.to_string(), seen);
             }
             Event::UsingNetwork(name) => {
                 p.net_init_seen = true;
@@ -659,6 +672,9 @@ impl Facts {
             OfiEvent::GdrOff => {
                 p.ofi_gdr_off.get_or_insert_with(|| seen.evidence());
             }
+            OfiEvent::Platform(platform) => {
+                set_once(&mut p.ofi_platform, || platform.to_string(), seen);
+            }
             OfiEvent::ProviderFilter(filter) => {
                 p.ofi_filter.get_or_insert_with(|| filter.to_string());
             }
@@ -878,6 +894,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::Connected { .. } => Phase::Connected,
         Event::Destroyed => Phase::Destroyed,
         Event::NoNetPlugin
+        | Event::NetNotFound(_)
         | Event::PeerVersion(_)
         | Event::Breadcrumb { .. }
         | Event::Warn

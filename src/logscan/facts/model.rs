@@ -174,6 +174,8 @@ pub struct Process {
     pub ofi_fabric: Option<String>,
     pub ofi_nics: Option<u32>,
     pub ofi_gdr_off: Option<Evidence>,
+    /// The EC2 instance type aws-ofi-nccl's platform table matched (`Running on … platform`).
+    pub ofi_platform: Option<Fact<String>>,
     /// The libfabric version aws-ofi-nccl said its EFA support needs (`requires at least`).
     pub ofi_libfabric_needed: Option<String>,
     /// The libfabric version aws-ofi-nccl loaded (`Using Libfabric version`).

@@ -230,16 +230,45 @@ pub fn no_net_plugin(ctx: &Ctx, out: &mut Vec<Finding>) {
     if list.is_empty() {
         return;
     }
+    let (message, hint) = match &ctx.facts.network_not_found {
+        Some(name) => (
+            format!(
+                "NCCL_NET asks for network `{}`, which no plugin or built-in transport here provides (`Error: network {} not found.`, {} time(s)): communicator init failed",
+                name.value, name.value, list.total
+            ),
+            not_found_hint(&name.value),
+        ),
+        None => (
+            format!(
+                "NCCL could not initialise any network (`Failed to initialize any NET plugin`, {} time(s)): communicator init failed",
+                list.total
+            ),
+            NO_NET_HINT.to_string(),
+        ),
+    };
     out.push(finding(
         "no-net-plugin",
         Severity::Error,
-        format!(
-            "NCCL could not initialise any network (`Failed to initialize any NET plugin`, {} time(s)): communicator init failed",
-            list.total
-        ),
+        message,
         list.items.clone(),
-        Some(NO_NET_HINT.to_string()),
+        Some(hint),
     ));
+}
+
+/// What to check when `NCCL_NET` names a network NCCL did not find. aws-ofi-nccl registers
+/// as `AWS Libfabric` up to 1.12 and as `Libfabric` from 1.13 (which also answers to `AWS
+/// Libfabric` and `OFI` when `NCCL_NET` says so); IB needs verbs devices.
+fn not_found_hint(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    if lower.contains("libfabric") || lower == "ofi" {
+        format!(
+            "`{name}` names the aws-ofi-nccl plugin's network: either the plugin did not load ({EFA_HINT}), or it goes by another name (`AWS Libfabric` up to 1.12; `Libfabric` from 1.13, which also answers to `AWS Libfabric` and `OFI`). Or unset NCCL_NET"
+        )
+    } else if lower == "ib" {
+        format!("NCCL_NET=IB needs InfiniBand/RoCE devices in the container: {IB_HINT}")
+    } else {
+        NO_NET_HINT.to_string()
+    }
 }
 
 /// A net plugin that was tried and failed. In a single-node run this is a warning only: no
@@ -439,25 +468,70 @@ pub fn gdr_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
         .processes
         .iter()
         .find_map(|p| p.ofi_gdr_off.clone());
-    let (severity, message) = match &explained {
-        Some(_) => (
+    // The instance type aws-ofi-nccl's platform table matched, where the log shows it.
+    let platform = ctx
+        .facts
+        .processes
+        .iter()
+        .find_map(|p| p.ofi_platform.as_ref())
+        .filter(|_| explained.is_none() && ctx.decision.inter_node == Transport::Efa);
+    let generic_hint = "expected on EC2 G-series (g5, g6, g6e); on P-series or IB clusters check nvidia-peermem or DMA-BUF support and NCCL_NET_GDR_LEVEL";
+    let (severity, message, hint) = match (&explained, platform) {
+        (Some(_), _) => (
             Severity::Info,
-            "EFA without GPUDirect RDMA: the OFI plugin reports the platform does not support it, so data is staged through host memory",
+            "EFA without GPUDirect RDMA: the OFI plugin reports the platform does not support it, so data is staged through host memory".to_string(),
+            generic_hint.to_string(),
         ),
-        None => (
+        (None, Some(p)) if instance_has_gdr(&p.value) == Some(true) => (
             Severity::Warn,
-            "inter-node RDMA ran without GPUDirect RDMA (no `/GDRDMA` on the connection lines): data is staged through host memory",
+            format!(
+                "EFA ran without GPUDirect RDMA (no `/GDRDMA` on the connection lines) on {}, an instance type that has it: data is staged through host memory",
+                p.value
+            ),
+            format!(
+                "{} supports GPUDirect RDMA over EFA: check that the node loads nvidia-peermem or offers DMA-BUF (open GPU kernel modules), that FI_EFA_USE_DEVICE_RDMA is not 0, and NCCL_NET_GDR_LEVEL",
+                p.value
+            ),
+        ),
+        (None, Some(p)) if instance_has_gdr(&p.value) == Some(false) => (
+            Severity::Info,
+            format!(
+                "EFA without GPUDirect RDMA on {}, which has none: data is staged through host memory, as expected there",
+                p.value
+            ),
+            "GPUDirect RDMA over EFA needs a P-series instance from p4d on".to_string(),
+        ),
+        _ => (
+            Severity::Warn,
+            "inter-node RDMA ran without GPUDirect RDMA (no `/GDRDMA` on the connection lines): data is staged through host memory".to_string(),
+            generic_hint.to_string(),
         ),
     };
     let mut evidence: Vec<_> = explained.into_iter().collect();
+    evidence.extend(platform.map(|p| p.evidence.clone()));
     evidence.extend(first_evidence(ctx, ctx.decision.inter_node));
     out.push(finding(
         "gdr-disabled",
         severity,
-        message.into(),
+        message,
         evidence,
-        Some("expected on EC2 G-series (g5, g6, g6e); on P-series or IB clusters check nvidia-peermem or DMA-BUF support and NCCL_NET_GDR_LEVEL".into()),
+        Some(hint),
     ));
+}
+
+/// Whether an EC2 instance type (as aws-ofi-nccl's platform table names it: `p4d.24xlarge`,
+/// `P4d`, `p5en.48xlarge`, `p6-b200.48xlarge`, `g6e.48xlarge`) has GPUDirect RDMA over EFA:
+/// P-series from p4d on do; p3dn and the G-series have EFA without it; `None` for others.
+fn instance_has_gdr(instance: &str) -> Option<bool> {
+    let lower = instance.to_ascii_lowercase();
+    let mut chars = lower.chars();
+    let family = chars.next()?;
+    let generation = chars.next()?.to_digit(10)?;
+    match family {
+        'p' => Some(generation >= 4),
+        'g' => Some(false),
+        _ => None,
+    }
 }
 
 /// TCP sockets may carry traffic between nodes: NCCL's Socket transport did, or the log
@@ -587,4 +661,29 @@ pub fn socket_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
         evidence,
         Some("set NCCL_SOCKET_IFNAME to the host's data interface (e.g. `eth0`), or exclude the bad ones with `^docker,lo,veth`".into()),
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::instance_has_gdr;
+
+    #[test]
+    fn instance_types_with_and_without_gpudirect_rdma() {
+        for (instance, gdr) in [
+            ("p4d.24xlarge", Some(true)),
+            ("P4d", Some(true)),
+            ("p4de.24xlarge", Some(true)),
+            ("p5.48xlarge", Some(true)),
+            ("p5en.48xlarge", Some(true)),
+            ("p6-b200.48xlarge", Some(true)),
+            ("p3dn.24xlarge", Some(false)),
+            ("g5.48xlarge", Some(false)),
+            ("g6e.48xlarge", Some(false)),
+            ("trn1.32xlarge", None),
+            ("p-series", None),
+            ("", None),
+        ] {
+            assert_eq!(instance_has_gdr(instance), gdr, "{instance}");
+        }
+    }
 }
