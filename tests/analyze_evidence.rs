@@ -828,6 +828,57 @@ fn efa_without_gdr_is_judged_by_the_instance_type_the_plugin_names() {
     assert!(!f.message.contains("p4d"), "{}", f.message);
 }
 
+/// NCCL 2.30 compares the ranks' network device counts in init (init.cc): `Detected mixed
+/// local Net device counts across ranks (min 3, max 4). Set NCCL_IGNORE_NET_MISMATCH=1 to
+/// continue.` (WARN, init stops) or `... Ignoring due to NCCL_IGNORE_NET_MISMATCH.` (INFO):
+/// a node short of a NIC, named as such whatever the network.
+#[test]
+fn nccl_2_30_mixed_net_device_counts_are_a_nic_count_mismatch() {
+    let stopped = "\
+a:1:1 [0] NCCL INFO NCCL version 2.30.7+cuda13.0
+a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB [RO]; OOB ib0:10.0.0.1<0>
+a:1:1 [0] NCCL INFO Using network IB
+
+[2026-06-04 10:00:00] a:1:1 [0] init.cc:1339 (initTransportsRank) NCCL WARN Detected mixed local Net device counts across ranks (min 3, max 4). Set NCCL_IGNORE_NET_MISMATCH=1 to continue.
+a:1:1 [0] NCCL INFO init.cc:1340 (initTransportsRank) -> 5
+";
+    let a = run(stopped);
+    assert_eq!(a.verdict, netcheck::logscan::Verdict::Fail);
+    let f = finding(&a, "nic-count-mismatch").expect("nic-count-mismatch");
+    assert_eq!(f.severity, netcheck::logscan::Severity::Error);
+    assert!(f.message.contains("min 3, max 4"), "{}", f.message);
+    assert!(
+        !has(&a, "nccl-warn"),
+        "the WARN is the finding: {:?}",
+        a.findings
+    );
+    let went_on = run(&stopped
+        .replace(
+            "\n[2026-06-04 10:00:00] a:1:1 [0] init.cc:1339 (initTransportsRank) NCCL WARN",
+            "a:1:1 [0] NCCL INFO",
+        )
+        .replace(
+            "Set NCCL_IGNORE_NET_MISMATCH=1 to continue.",
+            "Ignoring due to NCCL_IGNORE_NET_MISMATCH.",
+        )
+        .replace(
+            "a:1:1 [0] NCCL INFO init.cc:1340 (initTransportsRank) -> 5\n",
+            "",
+        ));
+    let f = finding(&went_on, "nic-count-mismatch").expect("nic-count-mismatch");
+    assert_eq!(
+        f.severity,
+        netcheck::logscan::Severity::Warn,
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message.contains("NCCL_IGNORE_NET_MISMATCH"),
+        "{}",
+        f.message
+    );
+}
+
 /// Every log of the project's fixtures (real H200 captures and grammar logs), retold in the
 /// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
 /// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,

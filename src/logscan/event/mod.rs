@@ -72,6 +72,7 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
                 rest.strip_suffix(" to comm").unwrap_or(rest).trim(),
             ))
         }
+        b'D' => net_device_mismatch(msg, false),
         b'I' => Some(Event::NetInitialized(
             msg.strip_prefix("Initialized NET plugin ")?.trim(),
         )),
@@ -245,6 +246,9 @@ fn classify_warn(msg: &str) -> Event<'_> {
     if let Some(version) = peer_version(msg) {
         return Event::PeerVersion(version);
     }
+    if let Some(event) = net_device_mismatch(msg, true) {
+        return event;
+    }
     if msg.starts_with("Failed to open libibverbs") {
         return Event::VerbsMissing;
     }
@@ -263,6 +267,20 @@ fn peer_version(msg: &str) -> Option<&str> {
     let (_, remote) = rest.rsplit_once(", remote ")?;
     let remote = remote.trim_end().strip_suffix(')')?.trim();
     (!remote.is_empty()).then(|| version_number(remote).unwrap_or(remote))
+}
+
+/// 2.30 (init.cc): `Detected mixed local Net device counts across ranks (min 3, max 4).`
+/// followed by `Set NCCL_IGNORE_NET_MISMATCH=1 to continue.` (WARN) or `Ignoring due to
+/// NCCL_IGNORE_NET_MISMATCH.` (INFO).
+fn net_device_mismatch(msg: &str, warn: bool) -> Option<Event<'static>> {
+    let rest = msg.strip_prefix("Detected mixed local Net device counts across ranks (min ")?;
+    let (min, rest) = rest.split_once(", max ")?;
+    let (max, _) = rest.split_once(')')?;
+    Some(Event::NetDeviceMismatch {
+        min: parse_u32(min.as_bytes())?,
+        max: parse_u32(max.as_bytes())?,
+        stopped: warn,
+    })
 }
 
 /// `[Rank 3] ncclCommInitRankConfig comm ...` → `ncclCommInitRankConfig comm ...` (2.29+
@@ -832,6 +850,32 @@ mod tests {
         assert_eq!(
             classify(Level::Warn, "Error: network IB is odd."),
             Some(Event::Warn)
+        );
+        // 2.30: ranks with different numbers of NICs; NCCL stops (WARN) unless told not to.
+        assert_eq!(
+            classify(
+                Level::Warn,
+                "Detected mixed local Net device counts across ranks (min 3, max 4). Set NCCL_IGNORE_NET_MISMATCH=1 to continue."
+            ),
+            Some(Event::NetDeviceMismatch {
+                min: 3,
+                max: 4,
+                stopped: true
+            })
+        );
+        assert_eq!(
+            info(
+                "Detected mixed local Net device counts across ranks (min 1, max 2). Ignoring due to NCCL_IGNORE_NET_MISMATCH."
+            ),
+            Some(Event::NetDeviceMismatch {
+                min: 1,
+                max: 2,
+                stopped: false
+            })
+        );
+        assert_eq!(
+            info("Detected mixed local CollNet device counts across ranks (min 1, max 2)."),
+            None
         );
     }
 

@@ -115,6 +115,14 @@ pub enum EventOf<S> {
     Connected {
         gdr: Option<bool>,
     },
+    /// 2.30 `Detected mixed local Net device counts across ranks (min 3, max 4).`: ranks see
+    /// different numbers of network devices (a node short of a NIC). As a WARN, NCCL
+    /// `stopped` (`Set NCCL_IGNORE_NET_MISMATCH=1 to continue.`); as INFO it went on.
+    NetDeviceMismatch {
+        min: u32,
+        max: u32,
+        stopped: bool,
+    },
     /// 2.30 WARN `NCCL version mismatch with remote peer %s (local: %s, remote %s)`: the
     /// remote's version, from a host whose own lines may not be in the log.
     PeerVersion(S),
@@ -266,6 +274,7 @@ impl<S> EventOf<S> {
             Topology => Topology,
             TreeBranches => TreeBranches,
             Connected { gdr } => Connected { gdr },
+            NetDeviceMismatch { min, max, stopped } => NetDeviceMismatch { min, max, stopped },
             PeerVersion(s) => PeerVersion(f(s)),
             Breadcrumb { code } => Breadcrumb { code },
             TunerProbe => TunerProbe,

@@ -90,6 +90,8 @@ pub struct Facts {
     pub no_net_plugin: EvidenceList,
     /// The network `NCCL_NET` asked for and NCCL did not find (`Error: network X not found.`).
     pub network_not_found: Option<Fact<String>>,
+    /// 2.30's own check: ranks see (min, max) network devices; whether NCCL stopped on it.
+    pub net_device_mismatch: Option<Fact<(u32, u32, bool)>>,
     pub timeouts: EvidenceList,
     pub libfabric_warnings: EvidenceList,
     pub nccl_records: u64,
@@ -625,6 +627,9 @@ impl Facts {
                 p.tuner_probe.get_or_insert_with(|| seen.evidence());
             }
             Event::Breadcrumb { .. } => self.errors.push(seen),
+            Event::NetDeviceMismatch { min, max, stopped } => {
+                set_once(&mut self.net_device_mismatch, || (min, max, stopped), seen);
+            }
             Event::PeerVersion(version) => {
                 self.warnings.push(seen);
                 self.add_job_version(version, seen);
@@ -895,6 +900,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::Destroyed => Phase::Destroyed,
         Event::NoNetPlugin
         | Event::NetNotFound(_)
+        | Event::NetDeviceMismatch { stopped: true, .. }
         | Event::PeerVersion(_)
         | Event::Breadcrumb { .. }
         | Event::Warn

@@ -179,8 +179,45 @@ pub fn mixed_versions(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// One process sees fewer EFA NICs than the others.
+/// One process sees fewer EFA NICs than the others, by aws-ofi-nccl's `found N nics`, or
+/// NCCL 2.30 found ranks with different numbers of network devices itself.
 pub fn nic_count_mismatch(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let before = out.len();
+    ofi_nic_count_mismatch(ctx, out);
+    let Some(nccl) = &ctx.facts.net_device_mismatch else {
+        return;
+    };
+    let (min, max, stopped) = nccl.value;
+    let severity = if stopped {
+        Severity::Error
+    } else {
+        Severity::Warn
+    };
+    let consequence = if stopped {
+        "NCCL stopped communicator init (`Set NCCL_IGNORE_NET_MISMATCH=1 to continue`)"
+    } else {
+        "NCCL went on because NCCL_IGNORE_NET_MISMATCH is set"
+    };
+    if let Some(found) = out.get_mut(before) {
+        found.evidence.push(nccl.evidence.clone());
+        found.message = format!("{}; {consequence}", found.message);
+        if stopped {
+            found.severity = severity;
+        }
+        return;
+    }
+    out.push(finding(
+        "nic-count-mismatch",
+        severity,
+        format!(
+            "ranks see different numbers of network devices (min {min}, max {max}): {consequence}"
+        ),
+        vec![nccl.evidence.clone()],
+        Some("a node short of a NIC: compare `ibv_devices` or `fi_info -p efa` on each node and the `vpc.amazonaws.com/efa` (or RDMA device) count each pod requests. NCCL_IGNORE_NET_MISMATCH=1 lets init go on; it does not fix the node".into()),
+    ));
+}
+
+fn ofi_nic_count_mismatch(ctx: &Ctx, out: &mut Vec<Finding>) {
     let with_nics: Vec<(&Process, u32)> = ctx
         .facts
         .processes
