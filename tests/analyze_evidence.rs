@@ -879,6 +879,51 @@ a:1:1 [0] NCCL INFO init.cc:1340 (initTransportsRank) -> 5
     );
 }
 
+/// NCCL says why it turned GPUDirect RDMA off: `NET/IB : GPU Direct RDMA Disabled for HCA 0
+/// 'mlx5_0' (no module)` (2.7–2.12: no nvidia-peermem) or, per GPU and NIC, `GPU Direct RDMA
+/// Disabled for GPU 1a000 / HCA 0 (distance 5 > 4)` (2.7+: too far apart on PCI). The
+/// gdr-disabled finding quotes the line and its hint follows it.
+#[test]
+fn gdr_disabled_quotes_why_nccl_turned_it_off() {
+    let log = |why: &str| {
+        let host = |h: &str, pid: u32, rank: u32| {
+            format!(
+                "{h}:{pid}:{pid} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.{rank}<0>\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO {why}\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO Using network IB\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO comm 0x{rank} rank {rank} nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n\
+                 {h}:{pid}:{pid} [0] NCCL INFO Channel 00/0 : {other}[0] -> {rank}[0] [receive] via NET/IB/0\n",
+                other = 1 - rank
+            )
+        };
+        host("a", 1, 0) + &host("b", 2, 1)
+    };
+    for (why, hint) in [
+        (
+            "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)",
+            "nvidia-peermem",
+        ),
+        (
+            "GPU Direct RDMA Disabled for GPU 1a000 / HCA 0 (distance 5 > 4)",
+            "nvidia-smi topo",
+        ),
+    ] {
+        let a = run(&log(why));
+        assert_eq!(a.inter_node_transport, Transport::Ib, "{}", a.why);
+        let f = finding(&a, "gdr-disabled").expect("gdr-disabled");
+        assert!(
+            f.evidence.iter().any(|e| e.text.contains(why)),
+            "{:?}",
+            f.evidence
+        );
+        assert!(
+            f.hint.as_deref().unwrap_or("").contains(hint),
+            "{:?}",
+            f.hint
+        );
+    }
+}
+
 /// Every log of the project's fixtures (real H200 captures and grammar logs), retold in the
 /// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
 /// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,

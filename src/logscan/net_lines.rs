@@ -253,7 +253,7 @@ fn gdr_nic(msg: &str) -> Option<Event<'_>> {
 /// `GPU Direct RDMA Enabled|Disabled for HCA 0 'mlx5_0'` (2.7+), `... for GPU 0[0] / HCA 0
 /// (distance 4 >= 2)` (2.4) and `... for GPU 0[0] / HCA 0 'mlx5_0' (no module or not supported
 /// by GPU)`.
-fn gdr_from(rest: &str) -> Option<Event<'_>> {
+pub fn gdr_from(rest: &str) -> Option<Event<'_>> {
     if rest.starts_with("GPU Direct RDMA Enabled for ") {
         Some(Event::GdrNic { enabled: true })
     } else if rest.starts_with("GPU Direct RDMA Disabled for ") {

@@ -73,6 +73,9 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
             ))
         }
         b'D' => net_device_mismatch(msg, false),
+        // 2.7+ (graph/paths.cc): NCCL's GPUDirect RDMA decision for a GPU and a NIC, by their
+        // PCI distance (`GPU Direct RDMA Disabled for GPU 1a000 / HCA 0 (distance 5 > 4)`).
+        b'G' if msg.starts_with("GPU Direct RDMA ") => net_lines::gdr_from(msg),
         b'I' => Some(Event::NetInitialized(
             msg.strip_prefix("Initialized NET plugin ")?.trim(),
         )),
@@ -851,6 +854,19 @@ mod tests {
             classify(Level::Warn, "Error: network IB is odd."),
             Some(Event::Warn)
         );
+        for (line, enabled) in [
+            (
+                "GPU Direct RDMA Disabled for GPU 1a000 / HCA 0 (distance 5 > 4)",
+                false,
+            ),
+            (
+                "GPU Direct RDMA Enabled for GPU 3 / HCA 2 (distance 3 <= 4), read 1 mode Default",
+                true,
+            ),
+            ("GPU Direct RDMA Disabled for mlx5_0", false),
+        ] {
+            assert_eq!(info(line), Some(Event::GdrNic { enabled }), "{line}");
+        }
         // 2.30: ranks with different numbers of NICs; NCCL stops (WARN) unless told not to.
         assert_eq!(
             classify(

@@ -503,7 +503,11 @@ impl Facts {
                         .get_or_insert_with(|| seen.evidence());
                 }
             }
-            Event::GdrNic { .. } => {}
+            Event::GdrNic { enabled } => {
+                if !enabled {
+                    p.gdr_nic_off.get_or_insert_with(|| seen.evidence());
+                }
+            }
             Event::Ofi(ofi) => self.apply_ofi(process, ofi, seen),
             Event::Env { var, value } => {
                 if p.env.len() < MAX_LIST && p.env(var).is_none() {

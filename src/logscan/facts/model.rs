@@ -174,6 +174,9 @@ pub struct Process {
     pub ofi_fabric: Option<String>,
     pub ofi_nics: Option<u32>,
     pub ofi_gdr_off: Option<Evidence>,
+    /// NCCL's first `GPU Direct RDMA Disabled for …` line (a NIC without the kernel module,
+    /// or a GPU too far from the NIC on PCI).
+    pub gdr_nic_off: Option<Evidence>,
     /// The EC2 instance type aws-ofi-nccl's platform table matched (`Running on … platform`).
     pub ofi_platform: Option<Fact<String>>,
     /// The libfabric version aws-ofi-nccl said its EFA support needs (`requires at least`).

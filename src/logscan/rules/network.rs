@@ -507,8 +507,21 @@ pub fn gdr_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
             generic_hint.to_string(),
         ),
     };
+    // NCCL's own `GPU Direct RDMA Disabled for …` says why, where the log has it.
+    let nccl_off = ctx
+        .facts
+        .processes
+        .iter()
+        .find_map(|p| p.gdr_nic_off.as_ref())
+        .filter(|_| severity == Severity::Warn);
+    let hint = match nccl_off.map(|e| e.text.as_str()) {
+        Some(text) if text.contains("(no module") => "NCCL found no GPUDirect RDMA kernel support on the node (`no module`): load nvidia-peermem, or use DMA-BUF (open GPU kernel modules)".to_string(),
+        Some(text) if text.contains("(distance ") => "NCCL judged the GPU and the NIC too far apart on PCI for GPUDirect RDMA (`distance`, NCCL_NET_GDR_LEVEL): check the PCI topology (`nvidia-smi topo -m`) and which NIC each GPU uses".to_string(),
+        _ => hint,
+    };
     let mut evidence: Vec<_> = explained.into_iter().collect();
     evidence.extend(platform.map(|p| p.evidence.clone()));
+    evidence.extend(nccl_off.cloned());
     evidence.extend(first_evidence(ctx, ctx.decision.inter_node));
     out.push(finding(
         "gdr-disabled",
