@@ -924,6 +924,42 @@ fn gdr_disabled_quotes_why_nccl_turned_it_off() {
     }
 }
 
+/// Every release WARNs `Bootstrap : no socket interface found` when no interface may carry
+/// NCCL's sockets: `NCCL_SOCKET_IFNAME` naming one the pod lacks, the commonest way a job
+/// on Kubernetes fails before init. The finding names the setting where NCCL echoed it.
+#[test]
+fn no_interface_for_the_sockets_is_named_with_the_setting() {
+    let log = "\
+a:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens5
+a:1:1 [0] NCCL INFO NCCL version 2.23.4+cuda12.6
+
+a:1:1 [0] bootstrap.cc:98 NCCL WARN Bootstrap : no socket interface found
+a:1:1 [0] NCCL INFO init.cc:1876 -> 3
+";
+    let a = run(log);
+    assert_eq!(a.verdict, netcheck::logscan::Verdict::Fail);
+    let f = finding(&a, "no-interface").expect("no-interface");
+    assert_eq!(f.severity, netcheck::logscan::Severity::Error);
+    assert!(
+        f.message.contains("NCCL_SOCKET_IFNAME=ens5"),
+        "{}",
+        f.message
+    );
+    assert!(
+        !has(&a, "nccl-warn"),
+        "the WARN is the finding: {:?}",
+        a.findings
+    );
+    // Init never reached the network: no transport to ask for.
+    assert!(!has(&a, "transport-unknown"), "{:?}", a.findings);
+    let bare = run(&log.replace(
+        "a:1:1 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to ens5\n",
+        "",
+    ));
+    let f = finding(&bare, "no-interface").expect("no-interface");
+    assert!(!f.message.contains("IFNAME"), "{}", f.message);
+}
+
 /// Every log of the project's fixtures (real H200 captures and grammar logs), retold in the
 /// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
 /// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,

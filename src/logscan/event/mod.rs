@@ -240,6 +240,16 @@ fn classify_warn(msg: &str) -> Event<'_> {
     if msg.starts_with("Failed to initialize any NET plugin") {
         return Event::NoNetPlugin;
     }
+    let no_interface = [
+        "Bootstrap : no socket interface found",
+        "NET/Socket : no interface found",
+        "NET/Socket : No usable listening interface found",
+        "no device found matching ",
+        "no device found after excluding ",
+    ];
+    if no_interface.iter().any(|p| msg.starts_with(p)) {
+        return Event::NoInterface;
+    }
     if let Some(name) = msg
         .strip_prefix("Error: network ")
         .and_then(|rest| rest.trim_end().strip_suffix(" not found."))
@@ -866,6 +876,19 @@ mod tests {
             ("GPU Direct RDMA Disabled for mlx5_0", false),
         ] {
             assert_eq!(info(line), Some(Event::GdrNic { enabled }), "{line}");
+        }
+        // Every release: no interface for NCCL's sockets; 2.26+ for its out-of-band net.
+        for line in [
+            "Bootstrap : no socket interface found",
+            "NET/Socket : no interface found",
+            "NET/Socket : No usable listening interface found",
+            "no device found matching exactly eth9, verify NCCL_OOB_NET_IFNAME",
+        ] {
+            assert_eq!(
+                classify(Level::Warn, line),
+                Some(Event::NoInterface),
+                "{line}"
+            );
         }
         // 2.30: ranks with different numbers of NICs; NCCL stops (WARN) unless told not to.
         assert_eq!(

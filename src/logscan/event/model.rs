@@ -30,6 +30,11 @@ pub enum EventOf<S> {
     NetInitFailed(S),
     /// WARN `Failed to initialize any NET plugin`: NCCL cannot run at all.
     NoNetPlugin,
+    /// WARN `Bootstrap : no socket interface found`, `NET/Socket : no interface found`,
+    /// `NET/Socket : No usable listening interface found` (every release), 2.26+ `no device
+    /// found matching …, verify NCCL_OOB_NET_IFNAME`: no network interface NCCL may use for its
+    /// sockets (usually `NCCL_SOCKET_IFNAME` naming one the pod lacks).
+    NoInterface,
     /// WARN `Error: network X not found.` (2.10–2.26): `NCCL_NET` names a network that no
     /// plugin or built-in transport provides, so communicator init fails.
     NetNotFound(S),
@@ -228,6 +233,7 @@ impl<S> EventOf<S> {
             NetInitialized(s) => NetInitialized(f(s)),
             NetInitFailed(s) => NetInitFailed(f(s)),
             NoNetPlugin => NoNetPlugin,
+            NoInterface => NoInterface,
             NetNotFound(s) => NetNotFound(f(s)),
             UsingNetwork(s) => UsingNetwork(f(s)),
             IbDevices(s) => IbDevices(f(s)),

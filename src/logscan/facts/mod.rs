@@ -88,6 +88,8 @@ pub struct Facts {
     pub warnings: EvidenceList,
     pub errors: EvidenceList,
     pub no_net_plugin: EvidenceList,
+    /// `Bootstrap : no socket interface found` and the like: no interface for NCCL's sockets.
+    pub no_interface: EvidenceList,
     /// The network `NCCL_NET` asked for and NCCL did not find (`Error: network X not found.`).
     pub network_not_found: Option<Fact<String>>,
     /// 2.30's own check: ranks see (min, max) network devices; whether NCCL stopped on it.
@@ -396,6 +398,7 @@ impl Facts {
                 push_failure(p, PluginFailure::NoneUsable, seen);
                 self.no_net_plugin.push(seen);
             }
+            Event::NoInterface => self.no_interface.push(seen),
             Event::NetNotFound(name) => {
                 push_failure(p, PluginFailure::NoneUsable, seen);
                 self.no_net_plugin.push(seen);
@@ -903,6 +906,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::Connected { .. } => Phase::Connected,
         Event::Destroyed => Phase::Destroyed,
         Event::NoNetPlugin
+        | Event::NoInterface
         | Event::NetNotFound(_)
         | Event::NetDeviceMismatch { stopped: true, .. }
         | Event::PeerVersion(_)

@@ -34,7 +34,7 @@ pub fn unknown_transport(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     // A failed or hanging init explains the missing transport better (other findings).
     let init_stuck = facts.ranks.iter().any(|r| !r.open_inits.is_empty());
-    if !facts.no_net_plugin.is_empty() || init_stuck {
+    if !facts.no_net_plugin.is_empty() || !facts.no_interface.is_empty() || init_stuck {
         return;
     }
     let libfabric_unknown = ctx

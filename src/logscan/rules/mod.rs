@@ -29,6 +29,7 @@ const RULES: &[Rule] = &[
     network::socket_fallback,
     network::mixed_transports,
     network::no_net_plugin,
+    network::no_interface,
     network::plugin_failed,
     network::efa_provider_missing,
     network::ofi_tcp_provider,

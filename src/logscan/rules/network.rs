@@ -255,6 +255,44 @@ pub fn no_net_plugin(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// NCCL found no interface for its sockets (bootstrap, NET/Socket): init cannot start. The
+/// usual cause is `NCCL_SOCKET_IFNAME` (or `NCCL_OOB_NET_IFNAME`) naming an interface the
+/// pod or host does not have.
+pub fn no_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let list = &ctx.facts.no_interface;
+    if list.is_empty() {
+        return;
+    }
+    let asked = ["NCCL_SOCKET_IFNAME", "NCCL_OOB_NET_IFNAME"]
+        .iter()
+        .find_map(|var| {
+            ctx.facts
+                .processes
+                .iter()
+                .find_map(|p| p.env(var))
+                .map(|fact| (var, fact))
+        });
+    let mut evidence = list.items.clone();
+    let setting = match asked {
+        Some((var, fact)) => {
+            evidence.insert(0, fact.evidence.clone());
+            format!(", and {var}={} matches none of the host's", fact.value)
+        }
+        None => String::new(),
+    };
+    evidence.truncate(5);
+    out.push(finding(
+        "no-interface",
+        Severity::Error,
+        format!(
+            "NCCL found no network interface to use for its sockets{setting} ({} time(s)): communicator init cannot start",
+            list.total
+        ),
+        evidence,
+        Some("NCCL_SOCKET_IFNAME takes interface name prefixes (`eth`, `ens`), `=eth0` for exactly one, `^lo,docker` to exclude: list the pod's interfaces (`ip -br addr`) and name one that exists (a Kubernetes pod usually has eth0; a hostNetwork pod sees the node's, such as ens5)".into()),
+    ));
+}
+
 /// What to check when `NCCL_NET` names a network NCCL did not find. aws-ofi-nccl registers
 /// as `AWS Libfabric` up to 1.12 and as `Libfabric` from 1.13 (which also answers to `AWS
 /// Libfabric` and `OFI` when `NCCL_NET` says so); IB needs verbs devices.
