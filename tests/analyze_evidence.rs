@@ -960,6 +960,31 @@ a:1:1 [0] NCCL INFO init.cc:1876 -> 3
     assert!(!f.message.contains("IFNAME"), "{}", f.message);
 }
 
+/// 2.26+ mnnvl.cc WARNs when multi-node NVLink (GB200/GB300 NVL72) is there and unusable
+/// because IMEX is not set up; 2.27+ stops init unless `NCCL_MNNVL_ENABLE=0`. It is its
+/// own finding, not a stray WARN.
+#[test]
+fn multi_node_nvlink_without_imex_is_named() {
+    let log = "\
+gb-0:1:1 [0] NCCL INFO NCCL version 2.27.7+cuda12.9
+gb-0:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB eth0:10.0.0.1<0>
+
+[2026-06-04 10:00:00] gb-0:1:1 [0] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue.
+gb-0:1:1 [0] NCCL INFO init.cc:1500 -> 5
+";
+    let a = run(log);
+    assert_eq!(a.verdict, netcheck::logscan::Verdict::Fail);
+    let f = finding(&a, "mnnvl-not-working").expect("mnnvl-not-working");
+    assert_eq!(f.severity, netcheck::logscan::Severity::Error);
+    assert!(f.message.contains("72 GPUs"), "{}", f.message);
+    assert!(
+        f.hint.as_deref().unwrap_or("").contains("IMEX"),
+        "{:?}",
+        f.hint
+    );
+    assert!(!has(&a, "nccl-warn"), "{:?}", a.findings);
+}
+
 /// Every log of the project's fixtures (real H200 captures and grammar logs), retold in the
 /// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
 /// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,

@@ -262,6 +262,9 @@ fn classify_warn(msg: &str) -> Event<'_> {
     if let Some(event) = net_device_mismatch(msg, true) {
         return event;
     }
+    if let Some(event) = mnnvl_broken(msg) {
+        return event;
+    }
     if msg.starts_with("Failed to open libibverbs") {
         return Event::VerbsMissing;
     }
@@ -293,6 +296,18 @@ fn net_device_mismatch(msg: &str, warn: bool) -> Option<Event<'static>> {
         min: parse_u32(min.as_bytes())?,
         max: parse_u32(max.as_bytes())?,
         stopped: warn,
+    })
+}
+
+/// 2.26+ (mnnvl.cc): `MNNVL (cliqueSize 72) is available but not working on this system. …`
+/// (2.27+, NCCL stops unless `NCCL_MNNVL_ENABLE=0`) or `… but not supported on this system.
+/// Check the IMEX configuration.` (2.26).
+fn mnnvl_broken(msg: &str) -> Option<Event<'static>> {
+    let rest = msg.strip_prefix("MNNVL (cliqueSize ")?;
+    let (clique, rest) = rest.split_once(") is available but not ")?;
+    Some(Event::MnnvlBroken {
+        clique: parse_u32(clique.as_bytes())?,
+        stopped: rest.starts_with("working"),
     })
 }
 
@@ -890,6 +905,27 @@ mod tests {
                 "{line}"
             );
         }
+        // 2.26+: multi-node NVLink there and unusable (IMEX).
+        assert_eq!(
+            classify(
+                Level::Warn,
+                "MNNVL (cliqueSize 72) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue."
+            ),
+            Some(Event::MnnvlBroken {
+                clique: 72,
+                stopped: true
+            })
+        );
+        assert_eq!(
+            classify(
+                Level::Warn,
+                "MNNVL (cliqueSize 4) is available but not supported on this system. Check the IMEX configuration."
+            ),
+            Some(Event::MnnvlBroken {
+                clique: 4,
+                stopped: false
+            })
+        );
         // 2.30: ranks with different numbers of NICs; NCCL stops (WARN) unless told not to.
         assert_eq!(
             classify(

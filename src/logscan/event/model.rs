@@ -128,6 +128,14 @@ pub enum EventOf<S> {
         max: u32,
         stopped: bool,
     },
+    /// 2.26+ WARN `MNNVL (cliqueSize 72) is available but not working on this system. Check
+    /// the IMEX … configuration … Set NCCL_MNNVL_ENABLE=0 to ignore this issue.` (2.27+;
+    /// `stopped`) or `… not supported on this system. Check the IMEX configuration.` (2.26):
+    /// multi-node NVLink is there and unusable, so init fails or traffic takes the network.
+    MnnvlBroken {
+        clique: u32,
+        stopped: bool,
+    },
     /// 2.30 WARN `NCCL version mismatch with remote peer %s (local: %s, remote %s)`: the
     /// remote's version, from a host whose own lines may not be in the log.
     PeerVersion(S),
@@ -281,6 +289,7 @@ impl<S> EventOf<S> {
             TreeBranches => TreeBranches,
             Connected { gdr } => Connected { gdr },
             NetDeviceMismatch { min, max, stopped } => NetDeviceMismatch { min, max, stopped },
+            MnnvlBroken { clique, stopped } => MnnvlBroken { clique, stopped },
             PeerVersion(s) => PeerVersion(f(s)),
             Breadcrumb { code } => Breadcrumb { code },
             TunerProbe => TunerProbe,

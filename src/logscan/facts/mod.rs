@@ -92,6 +92,9 @@ pub struct Facts {
     pub no_interface: EvidenceList,
     /// The network `NCCL_NET` asked for and NCCL did not find (`Error: network X not found.`).
     pub network_not_found: Option<Fact<String>>,
+    /// Multi-node NVLink there and unusable: (clique size, whether NCCL stopped), and where.
+    pub mnnvl_broken: Option<Fact<(u32, bool)>>,
+    pub mnnvl_broken_lines: EvidenceList,
     /// 2.30's own check: ranks see (min, max) network devices; whether NCCL stopped on it.
     pub net_device_mismatch: Option<Fact<(u32, u32, bool)>>,
     pub timeouts: EvidenceList,
@@ -634,6 +637,10 @@ impl Facts {
                 p.tuner_probe.get_or_insert_with(|| seen.evidence());
             }
             Event::Breadcrumb { .. } => self.errors.push(seen),
+            Event::MnnvlBroken { clique, stopped } => {
+                set_once(&mut self.mnnvl_broken, || (clique, stopped), seen);
+                self.mnnvl_broken_lines.push(seen);
+            }
             Event::NetDeviceMismatch { min, max, stopped } => {
                 set_once(&mut self.net_device_mismatch, || (min, max, stopped), seen);
             }
@@ -909,6 +916,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::NoInterface
         | Event::NetNotFound(_)
         | Event::NetDeviceMismatch { stopped: true, .. }
+        | Event::MnnvlBroken { stopped: true, .. }
         | Event::PeerVersion(_)
         | Event::Breadcrumb { .. }
         | Event::Warn

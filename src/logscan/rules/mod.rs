@@ -40,6 +40,7 @@ const RULES: &[Rule] = &[
     network::socket_interface,
     network::socket_link_local,
     network::multi_node_nvlink,
+    network::mnnvl_not_working,
     health::init_incomplete,
     health::nccl_errors,
     health::nccl_warnings,

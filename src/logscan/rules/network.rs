@@ -293,6 +293,38 @@ pub fn no_interface(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// Multi-node NVLink (GB200/GB300 NVL72-class) is there but unusable, IMEX not being set
+/// up: 2.27+ stops init unless `NCCL_MNNVL_ENABLE=0`, which sends the traffic between hosts
+/// over the network instead.
+pub fn mnnvl_not_working(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let Some(broken) = &ctx.facts.mnnvl_broken else {
+        return;
+    };
+    let (clique, stopped) = broken.value;
+    let list = &ctx.facts.mnnvl_broken_lines;
+    let (severity, consequence) = if stopped {
+        (
+            Severity::Error,
+            "NCCL stopped communicator init (it goes on over the network only with NCCL_MNNVL_ENABLE=0)",
+        )
+    } else {
+        (
+            Severity::Warn,
+            "NCCL does not use it, so traffic between hosts takes the network",
+        )
+    };
+    out.push(finding(
+        "mnnvl-not-working",
+        severity,
+        format!(
+            "multi-node NVLink (a clique of {clique} GPUs) is available but not working ({} time(s)): {consequence}",
+            list.total
+        ),
+        list.items.clone(),
+        Some("IMEX is not set up: the nvidia-imex service must run on every node of the NVLink domain (`nvidia-imex-ctl -N` lists them) and the process needs an IMEX channel (/dev/nvidia-caps-imex-channels; on Kubernetes, a ComputeDomain of NVIDIA's DRA driver). NCCL_MNNVL_ENABLE=0 runs without it, over the slower network".into()),
+    ));
+}
+
 /// What to check when `NCCL_NET` names a network NCCL did not find. aws-ofi-nccl registers
 /// as `AWS Libfabric` up to 1.12 and as `Libfabric` from 1.13 (which also answers to `AWS
 /// Libfabric` and `OFI` when `NCCL_NET` says so); IB needs verbs devices.
