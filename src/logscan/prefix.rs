@@ -144,9 +144,10 @@ pub fn hash_bytes(bytes: &[u8]) -> u64 {
     hasher.finish()
 }
 
-/// `a == b`, inline and eight bytes at a time (the last word overlapping the one before).
-/// The caches compare a prefix or a message of 20 to 100 bytes on every hit, where a call
-/// to libc's `memcmp` and its dispatch on the length cost more than the comparison.
+/// `a == b`, inline: sixteen bytes at a time with SSE2 (part of every x86_64 CPU), else eight
+/// at a time in a `u64`, the last block overlapping the one before. The caches compare a
+/// prefix or a message of 20 to 100 bytes on every hit, where a call to libc's `memcmp` and
+/// its dispatch on the length cost more than the comparison.
 #[inline]
 pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -159,13 +160,47 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let word = |bytes: &[u8], at: usize| {
         u64::from_ne_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
     };
-    let mut differ = word(a, n - 8) ^ word(b, n - 8);
-    let mut at = 0;
-    while at + 8 <= n {
-        differ |= word(a, at) ^ word(b, at);
-        at += 8;
+    if n <= 16 {
+        return (word(a, 0) ^ word(b, 0)) | (word(a, n - 8) ^ word(b, n - 8)) == 0;
     }
-    differ == 0
+    #[cfg(target_arch = "x86_64")]
+    {
+        same_blocks_sse2(a, b)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut differ = word(a, n - 8) ^ word(b, n - 8);
+        let mut at = 0;
+        while at + 8 <= n {
+            differ |= word(a, at) ^ word(b, at);
+            at += 8;
+        }
+        differ == 0
+    }
+}
+
+/// `same_bytes` for two slices of one length over 16 bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn same_blocks_sse2(a: &[u8], b: &[u8]) -> bool {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+    };
+    let n = a.len();
+    assert!(n > 16 && b.len() == n);
+    let (a, b) = (a.as_ptr(), b.as_ptr());
+    // SAFETY: SSE2 is part of the x86_64 baseline; every load reads 16 bytes at `at` with
+    // `at + 16 <= n`, inside both slices (checked above), unaligned loads allowed.
+    unsafe {
+        let load = |p: *const u8, at: usize| _mm_loadu_si128(p.add(at).cast::<__m128i>());
+        let mut same = _mm_cmpeq_epi8(load(a, n - 16), load(b, n - 16));
+        let mut at = 0;
+        while at + 16 < n {
+            same = _mm_and_si128(same, _mm_cmpeq_epi8(load(a, at), load(b, at)));
+            at += 16;
+        }
+        _mm_movemask_epi8(same) == 0xffff
+    }
 }
 
 /// How far left of a marker we look for NCCL's prefix. WARN locations can be long C++

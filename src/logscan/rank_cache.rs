@@ -85,10 +85,12 @@ impl RankCache {
 }
 
 /// The last two texts before a marker (at most `KEY` bytes) that were found, and their
-/// ranks, the latest first.
+/// ranks. `newest` says which is the latest, so that two threads taking turns (a hit on the
+/// older one every record) cost no copying.
 #[derive(Default)]
 struct LastTexts {
     texts: [LastText; 2],
+    newest: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -123,16 +125,19 @@ impl LastTexts {
         if key.is_empty() || key.len() > KEY {
             return None;
         }
-        if self.texts[0].is(key) {
-            return Some(self.texts[0].rank as usize);
+        let newest = self.newest;
+        if self.texts[newest].is(key) {
+            return Some(self.texts[newest].rank as usize);
         }
-        if self.texts[1].is(key) {
-            self.texts.swap(0, 1);
-            return Some(self.texts[0].rank as usize);
+        let older = 1 - newest;
+        if self.texts[older].is(key) {
+            self.newest = older;
+            return Some(self.texts[older].rank as usize);
         }
         None
     }
 
+    /// Makes `key` the latest, in place of the older text.
     fn put(&mut self, key: &[u8], rank: usize) {
         let Ok(rank) = u32::try_from(rank) else {
             return;
@@ -140,8 +145,8 @@ impl LastTexts {
         if key.is_empty() || key.len() > KEY {
             return;
         }
-        self.texts[1] = self.texts[0];
-        let text = &mut self.texts[0];
+        self.newest = 1 - self.newest;
+        let text = &mut self.texts[self.newest];
         text.len = key.len() as u8;
         text.rank = rank;
         text.bytes[..key.len()].copy_from_slice(key);

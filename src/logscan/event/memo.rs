@@ -33,6 +33,17 @@ const MAX_TEXTS: usize = 1 << 20;
 /// Entries before it starts over, for the same reason.
 const MAX_ENTRIES: usize = 4 * SLOTS;
 
+/// Bits of a slot that hold an entry number + 1 (at most `MAX_ENTRIES`); the bits above
+/// hold the top of the message's hash.
+const INDEX_BITS: u32 = 15;
+const INDEX: u32 = (1 << INDEX_BITS) - 1;
+const _: () = assert!(MAX_ENTRIES < 1 << INDEX_BITS);
+
+/// The top bits of `hash`, in a slot's place for them.
+fn tag_of(hash: u64) -> u32 {
+    (hash >> 32) as u32 & !INDEX
+}
+
 /// Where an event's text lies in its message: `msg[start..start + len]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Offset {
@@ -43,7 +54,6 @@ pub struct Offset {
 /// A remembered message: its text is `texts[start..start + len]`.
 struct Entry {
     level: Level,
-    hash: u64,
     start: u32,
     len: u32,
     event: Option<EventOf<Offset>>,
@@ -51,9 +61,13 @@ struct Entry {
 
 /// One thread's memo of `classify`. The slots hold entry numbers and the texts lie in one
 /// buffer, so the few hundred messages a log repeats sit in a few dozen KiB, close together
-/// in cache, whatever their slots.
+/// in cache, whatever their slots. Each slot also holds the top bits of its message's hash
+/// (`TAG`), so a lookup reads the entry and the text of the one message that can match, not
+/// those of every message in the set (with the chunk streaming through the cache, each such
+/// read was a likely miss).
 pub struct Memo {
-    /// `entries` index + 1 per slot; 0 while empty.
+    /// Per slot: the top `32 - INDEX_BITS` bits of the message's hash above `entries` index
+    /// + 1; 0 while empty.
     slots: Box<[u32]>,
     entries: Vec<Entry>,
     texts: Vec<u8>,
@@ -129,10 +143,14 @@ impl Memo {
         }
         let hash = text_hash(raw);
         let set = set_of(hash);
+        let tag = tag_of(hash);
         self.slots[set..set + WAYS].iter().find_map(|&slot| {
-            let entry = &self.entries[slot.checked_sub(1)? as usize];
+            if slot & !INDEX != tag {
+                return None;
+            }
+            let entry = &self.entries[(slot & INDEX).checked_sub(1)? as usize];
             let known = &self.texts[entry.start as usize..(entry.start + entry.len) as usize];
-            (entry.hash == hash && entry.level == level && same_bytes(known, raw)).then_some(entry)
+            (entry.level == level && same_bytes(known, raw)).then_some(entry)
         })
     }
 
@@ -149,7 +167,6 @@ impl Memo {
         let hash = text_hash(raw);
         self.entries.push(Entry {
             level,
-            hash,
             start: self.texts.len() as u32,
             len: raw.len() as u32,
             event,
@@ -158,7 +175,7 @@ impl Memo {
         // The newest in front; the oldest of a full set is forgotten.
         let set = set_of(hash);
         self.slots[set..set + WAYS].rotate_right(1);
-        self.slots[set] = self.entries.len() as u32;
+        self.slots[set] = tag_of(hash) | self.entries.len() as u32;
     }
 }
 

@@ -61,15 +61,15 @@ pub struct Facts {
     pub ranks: Vec<Rank>,
     process_index: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Processes by pid (at most 16 each), to recognise garbled host names.
-    pid_index: HashMap<u32, Vec<usize>>,
+    pid_index: HashMap<u32, Vec<usize>, foldhash::fast::RandomState>,
     /// How many processes go by each host name (at most `MAX_PROCESSES` names): a torn name
     /// that a process dropped for its whole one no longer counts as another's.
-    host_names: HashMap<String, u32>,
+    host_names: HashMap<String, u32, foldhash::fast::RandomState>,
     /// The host spellings of processes seen under more than one (at most `MAX_GARBLED`
     /// processes): which one is the name is decided again as other processes show theirs.
     garbled: Vec<(usize, Vec<String>)>,
     /// Keyed by `commId`.
-    pub groups: HashMap<u64, CommGroup>,
+    pub groups: HashMap<u64, CommGroup, foldhash::fast::RandomState>,
     /// Line buffers of completed inits, reused for new ones (no allocation per `Init START`).
     spare_marks: Vec<LineMark>,
     /// Version lines without NCCL's prefix (rank 0 only up to 2.21, PyTorch error texts).

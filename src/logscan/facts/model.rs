@@ -379,7 +379,7 @@ pub struct Rank {
 #[derive(Debug, Default)]
 pub struct CommGroup {
     pub nranks: Option<u32>,
-    pub ranks: HashSet<usize>,
+    pub ranks: HashSet<usize, foldhash::fast::RandomState>,
     pub completed: bool,
 }
 
