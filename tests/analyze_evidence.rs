@@ -1035,3 +1035,56 @@ fn every_fixture_told_in_2_30_forms_reads_the_same() {
     }
     assert!(retold >= 10, "only {retold} fixtures have such lines");
 }
+
+/// `kubectl logs --timestamps` (and `docker logs -t`) puts an RFC 3339 time in front of every
+/// line. A record that lost NCCL's `host:pid` prefix is told apart by its wrapper's tag, and
+/// the time was read as that tag: each such line became a rank of its own. Every fixture told
+/// with a time on each line reads as it does without.
+#[test]
+fn every_fixture_told_with_kubectl_timestamps_reads_the_same() {
+    let summary = |log: &[u8]| {
+        let a = netcheck::logscan::analyze_reader(
+            std::io::Cursor::new(log.to_vec()),
+            "t.log",
+            &netcheck::logscan::Options::default(),
+        )
+        .expect("in memory");
+        let mut ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
+        ids.sort();
+        let ranks: Vec<_> = (a.per_rank.iter())
+            .map(|r| {
+                let place = (&r.host, r.pid, r.cuda_dev, &r.tag, r.rank);
+                format!("{place:?} {:?} {:?}", r.last_phase, r.inter_node_transport)
+            })
+            .collect();
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {ids:?} {ranks:#?}",
+            a.inter_node_transport, a.socket_fallback, a.verdict, a.nodes, a.hosts
+        )
+    };
+    let mut told = 0;
+    for dir in ["h200", "grammar"] {
+        let mut paths: Vec<_> = std::fs::read_dir(crate::util::fixture(&format!("logs/{dir}")))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let log = std::fs::read(&path).unwrap();
+            let mut timed = Vec::new();
+            for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
+                // A JSON record stays one: kubectl shows the text inside it.
+                if !line.starts_with(b"{") {
+                    let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
+                    timed
+                        .extend_from_slice(format!("2026-12-06T22:00:{s:02}.{us:06}Z ").as_bytes());
+                }
+                timed.extend_from_slice(line);
+            }
+            told += 1;
+            assert_eq!(summary(&timed), summary(&log), "{}", path.display());
+        }
+    }
+    assert!(told >= 20, "only {told} fixtures");
+}

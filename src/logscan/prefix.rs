@@ -525,15 +525,14 @@ pub fn parse_u32(digits: &[u8]) -> Option<u32> {
 
 /// A stable name for the wrapper's identity tag (mpirun `[1,3]`, srun `3`, torch `[rank3]`,
 /// Ray `(RayTrainWorker pid=1, ip=..)`, a pdsh/kubectl host), used to tell ranks apart when
-/// NCCL's own `host:pid` was cut away. Timestamps are dropped: they change on every line.
+/// NCCL's own `host:pid` was cut away. Timestamps are dropped: they change on every line
+/// (`timestamp_words`).
 pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     let wrapper = String::from_utf8_lossy(wrapper);
     // CloudWatch: `  | 2024-..Z | `; keep what is left of the first bar.
-    let mut tag = wrapper.split('|').next().unwrap_or("").trim();
-    // A NCCL 2.26+ WARN timestamp `[2025-01-02 10:24:27]`.
-    if tag.starts_with("[20") && tag.len() >= 21 && tag.as_bytes()[20] == b']' {
-        tag = tag[21..].trim();
-    }
+    let tag = wrapper.split('|').next().unwrap_or("").trim();
+    let dated = without_timestamps(tag);
+    let tag = dated.as_deref().unwrap_or(tag);
     let tag = trim_end_all(tag, ":");
     let tag = trim_end_all(tag, "<stdout>");
     let tag = trim_end_all(tag, "<stderr>");
@@ -541,16 +540,112 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     if tag.is_empty() {
         return None;
     }
-    // At most 80 characters; borrowed when the wrapper was valid UTF-8 (this runs per record
-    // of wrapped lines whose prefix is not cached).
+    // At most 80 characters; borrowed when the wrapper was valid UTF-8 and held no timestamp
+    // between other words (this runs per record of wrapped lines whose prefix is not
+    // cached).
     let end = tag.char_indices().nth(80).map_or(tag.len(), |(at, _)| at);
-    Some(match wrapper {
-        Cow::Borrowed(whole) => {
+    Some(match (&wrapper, &dated) {
+        (Cow::Borrowed(whole), None | Some(Cow::Borrowed(_))) => {
             let start = tag.as_ptr() as usize - whole.as_ptr() as usize;
             Cow::Borrowed(&whole[start..start + end])
         }
-        Cow::Owned(_) => Cow::Owned(tag[..end].to_string()),
+        _ => Cow::Owned(tag[..end].to_string()),
     })
+}
+
+/// `tag` without the words that are a timestamp (`timestamp_words`), or `None` when it has
+/// none. Those at either end are cut off in place (`kubectl logs --timestamps`, Docker's
+/// and journald's ISO times come first); only a timestamp between other words makes a new
+/// string.
+fn without_timestamps(tag: &str) -> Option<Cow<'_, str>> {
+    let words: Vec<&str> = tag.split_whitespace().collect();
+    let dated = timestamp_words(&words);
+    if !dated.contains(&true) {
+        return None;
+    }
+    let kept: Vec<usize> = (0..words.len()).filter(|&i| !dated[i]).collect();
+    let (Some(&first), Some(&last)) = (kept.first(), kept.last()) else {
+        return Some(Cow::Borrowed(""));
+    };
+    if kept.len() == last - first + 1 {
+        // One run of words: the text from the first to the end of the last, as it stands.
+        let start = words[first].as_ptr() as usize - tag.as_ptr() as usize;
+        let end = words[last].as_ptr() as usize - tag.as_ptr() as usize + words[last].len();
+        return Some(Cow::Borrowed(&tag[start..end]));
+    }
+    Some(Cow::Owned(
+        kept.iter().map(|&i| words[i]).collect::<Vec<_>>().join(" "),
+    ))
+}
+
+/// Which of a wrapper's words are a timestamp, as log collectors and loggers write them:
+/// an ISO 8601 date with or without its time (`2026-12-06T22:00:00.163715123Z`,
+/// `2026-12-06`, `2026/12/06`), a time of day with optional fraction and zone (`22:00:00`,
+/// `22:00:00,123`, `22:00:00.5+01:00`), each maybe in brackets (`[2025-01-02 10:24:27]`,
+/// NCCL 2.26+'s WARN time), and syslog's month and day before such a time (`Dec  6
+/// 22:00:00`). A bare number stays: `srun -l` tags lines with the rank (`12: `).
+fn timestamp_words(words: &[&str]) -> Vec<bool> {
+    let mut dated: Vec<bool> = words.iter().map(|w| is_timestamp(w)).collect();
+    for at in 2..words.len() {
+        let time = is_time_of_day(words[at].trim_matches(['[', ']', '(', ')', ',']));
+        let day = words[at - 1].len() <= 2 && words[at - 1].bytes().all(|b| b.is_ascii_digit());
+        if time && day && is_month(words[at - 2]) {
+            dated[at - 1] = true;
+            dated[at - 2] = true;
+        }
+    }
+    dated
+}
+
+fn is_timestamp(word: &str) -> bool {
+    let word = word.trim_matches(['[', ']', '(', ')', ',']);
+    let b = word.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    if b.len() >= 10
+        && digits(0..4)
+        && matches!(b[4], b'-' | b'/')
+        && digits(5..7)
+        && b[7] == b[4]
+        && digits(8..10)
+    {
+        return b.len() == 10 || (matches!(b[10], b'T' | b'_') && is_time_of_day(&word[11..]));
+    }
+    is_time_of_day(word)
+}
+
+/// `HH:MM:SS`, then an optional fraction (`.` or `,`) and zone (`Z`, `+01:00`, `-0500`,
+/// `+01`).
+fn is_time_of_day(word: &str) -> bool {
+    let b = word.as_bytes();
+    let two = |at: usize| b.len() >= at + 2 && b[at].is_ascii_digit() && b[at + 1].is_ascii_digit();
+    if !(two(0) && b.get(2) == Some(&b':') && two(3) && b.get(5) == Some(&b':') && two(6)) {
+        return false;
+    }
+    let mut rest = &b[8..];
+    if let [b'.' | b',', tail @ ..] = rest {
+        let n = tail.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &tail[n..];
+    }
+    match rest {
+        [] | [b'Z'] => true,
+        [b'+' | b'-', zone @ ..] => {
+            let digits = zone.iter().filter(|c| c.is_ascii_digit()).count();
+            let colons = zone.len() - digits;
+            matches!((digits, colons), (2, 0) | (4, 0))
+                || (zone.len() == 5 && zone[2] == b':' && digits == 4)
+        }
+        _ => false,
+    }
+}
+
+fn is_month(word: &str) -> bool {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    MONTHS.contains(&word)
 }
 
 /// `text` without every `suffix` at its end, as `trim_end_matches` does, without building a
@@ -925,6 +1020,57 @@ mod tests {
             Some(&*"é".repeat(80))
         );
         assert_eq!(wrapper_tag(b"[w\xff]:").as_deref(), Some("[w\u{fffd}]"));
+    }
+
+    /// Timestamps change on every line: as a tag each line would be a rank of its own.
+    #[test]
+    fn timestamps_are_no_part_of_a_wrapper_tag() {
+        for (wrapper, tag) in [
+            // `kubectl logs --timestamps`, `docker logs -t`.
+            (&b"2026-12-06T22:00:00.163715123Z "[..], None),
+            (b"2026-12-06T22:00:00Z [1,3]<stdout>:", Some("[1,3]")),
+            (
+                b"[pod/train-0/worker] 2026-12-06T22:00:00.5+01:00 ",
+                Some("[pod/train-0/worker]"),
+            ),
+            // NCCL 2.26+'s WARN time, Python's logging, journald, syslog.
+            (b"[2025-01-02 10:24:27] ", None),
+            (b"2026-12-06 22:00:00,123 INFO ", Some("INFO")),
+            (
+                b"2026-12-06T22:00:00+0000 node-3 train[812]: ",
+                Some("node-3 train[812]"),
+            ),
+            (
+                b"Dec  6 22:00:00 node-3 train[812]: ",
+                Some("node-3 train[812]"),
+            ),
+            (b"12: 2026/12/06 22:00:00 ", Some("12")),
+            // A time between other words.
+            (
+                b"[1,3]<stdout>: 22:00:00.001 (w pid=7)",
+                Some("[1,3]<stdout>: (w pid=7)"),
+            ),
+            // Not timestamps: numbers and words that look a little like them.
+            (b"12: ", Some("12")),
+            (b"[12:00] ", Some("[12:00]")),
+            (b"2026-12-06x ", Some("2026-12-06x")),
+            (b"22:00:00.Z ", Some("22:00:00.Z")),
+            (b"Dec 6 ", Some("Dec 6")),
+        ] {
+            assert_eq!(
+                wrapper_tag(wrapper).as_deref(),
+                tag,
+                "{:?}",
+                String::from_utf8_lossy(wrapper)
+            );
+        }
+        let tag = wrapper_tag(b"2026-12-06T22:00:00Z [1,3]<stdout>:");
+        assert_eq!(tag.as_deref().and_then(launcher_rank), Some(3));
+        // Cut off at the ends in place, without a copy.
+        assert!(matches!(
+            wrapper_tag(b"2026-12-06T22:00:00Z [1,3]:"),
+            Some(Cow::Borrowed(_))
+        ));
     }
 
     #[test]
