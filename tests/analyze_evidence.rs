@@ -1037,12 +1037,15 @@ fn every_fixture_told_in_2_30_forms_reads_the_same() {
 }
 
 /// `kubectl logs --timestamps` (and `docker logs -t`) puts an RFC 3339 time in front of every
-/// line. A record that lost NCCL's `host:pid` prefix is told apart by its wrapper's tag, and
-/// the time was read as that tag: each such line became a rank of its own. Every fixture told
-/// with a time on each line reads as it does without.
+/// line; a node's own files under `/var/log/pods` (CRI) add the stream and a tag; syslog
+/// writes the day in words before the host and program, `date` with the year after. A record that lost NCCL's `host:pid` prefix is told apart
+/// by its wrapper's tag, and the time was read as that tag: each such line became a rank of
+/// its own. Every fixture told with a time on each line, in each of these forms, reads as it
+/// does without.
 #[test]
-fn every_fixture_told_with_kubectl_timestamps_reads_the_same() {
-    let summary = |log: &[u8]| {
+fn every_fixture_told_with_timestamps_reads_the_same() {
+    // `tags`: compare the wrappers' tags too (syslog's host and program are one).
+    let summary = |log: &[u8], tags: bool| {
         let a = netcheck::logscan::analyze_reader(
             std::io::Cursor::new(log.to_vec()),
             "t.log",
@@ -1053,7 +1056,8 @@ fn every_fixture_told_with_kubectl_timestamps_reads_the_same() {
         ids.sort();
         let ranks: Vec<_> = (a.per_rank.iter())
             .map(|r| {
-                let place = (&r.host, r.pid, r.cuda_dev, &r.tag, r.rank);
+                let tag = if tags { r.tag.as_deref() } else { None };
+                let place = (&r.host, r.pid, r.cuda_dev, tag, r.rank);
                 format!("{place:?} {:?} {:?}", r.last_phase, r.inter_node_transport)
             })
             .collect();
@@ -1072,19 +1076,34 @@ fn every_fixture_told_with_kubectl_timestamps_reads_the_same() {
         paths.sort();
         for path in paths {
             let log = std::fs::read(&path).unwrap();
-            let mut timed = Vec::new();
-            for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
-                // A JSON record stays one: kubectl shows the text inside it.
-                if !line.starts_with(b"{") {
-                    let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
-                    timed
-                        .extend_from_slice(format!("2026-12-06T22:00:{s:02}.{us:06}Z ").as_bytes());
+            let plain = [summary(&log, false), summary(&log, true)];
+            for form in 0..4 {
+                let mut timed = Vec::new();
+                for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
+                    // A JSON record stays one: kubectl shows the text inside it.
+                    if !line.starts_with(b"{") {
+                        let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
+                        let time = match form {
+                            0 => format!("2026-12-06T22:00:{s:02}.{us:06}Z "),
+                            1 => format!("2026-12-06T22:00:{s:02}.{us:06}123Z stdout F "),
+                            2 => format!("Dec  6 22:00:{s:02} node-3 train[812]: "),
+                            _ => format!("Sun Dec  6 22:00:{s:02} 2026 "),
+                        };
+                        timed.extend_from_slice(time.as_bytes());
+                    }
+                    timed.extend_from_slice(line);
                 }
-                timed.extend_from_slice(line);
+                told += 1;
+                let tags = form != 2;
+                let want = &plain[usize::from(tags)];
+                assert_eq!(
+                    &summary(&timed, tags),
+                    want,
+                    "{} form {form}",
+                    path.display()
+                );
             }
-            told += 1;
-            assert_eq!(summary(&timed), summary(&log), "{}", path.display());
         }
     }
-    assert!(told >= 20, "only {told} fixtures");
+    assert!(told >= 80, "only {told} retellings");
 }

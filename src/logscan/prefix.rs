@@ -582,16 +582,42 @@ fn without_timestamps(tag: &str) -> Option<Cow<'_, str>> {
 /// an ISO 8601 date with or without its time (`2026-12-06T22:00:00.163715123Z`,
 /// `2026-12-06`, `2026/12/06`), a time of day with optional fraction and zone (`22:00:00`,
 /// `22:00:00,123`, `22:00:00.5+01:00`), each maybe in brackets (`[2025-01-02 10:24:27]`,
-/// NCCL 2.26+'s WARN time), and syslog's month and day before such a time (`Dec  6
-/// 22:00:00`). A bare number stays: `srun -l` tags lines with the rank (`12: `).
+/// NCCL 2.26+'s WARN time), and the words around such a time: syslog's and `date`'s
+/// (`Dec  6 22:00:00`, `Sun Dec  6 22:00:00 2026`) and the stream and tag of the CRI log
+/// format, which a node keeps under `/var/log/pods` (`2026-12-06T22:00:00.1Z stdout F`).
+/// A bare number stays: `srun -l` tags lines with the rank (`12: `).
 fn timestamp_words(words: &[&str]) -> Vec<bool> {
     let mut dated: Vec<bool> = words.iter().map(|w| is_timestamp(w)).collect();
-    for at in 2..words.len() {
-        let time = is_time_of_day(words[at].trim_matches(['[', ']', '(', ')', ',']));
-        let day = words[at - 1].len() <= 2 && words[at - 1].bytes().all(|b| b.is_ascii_digit());
-        if time && day && is_month(words[at - 2]) {
+    for at in 0..words.len() {
+        let word = words[at].trim_matches(['[', ']', '(', ')', ',']);
+        let time = is_time_of_day(word);
+        if !(time || dated[at]) {
+            continue;
+        }
+        let day = |w: &str| w.len() <= 2 && w.bytes().all(|b| b.is_ascii_digit());
+        if time && at >= 2 && day(words[at - 1]) && is_month(words[at - 2]) {
             dated[at - 1] = true;
             dated[at - 2] = true;
+            if at >= 3 && is_weekday(words[at - 3]) {
+                dated[at - 3] = true;
+            }
+        }
+        match words.get(at + 1..at + 3) {
+            Some([stream, tag])
+                if matches!(*stream, "stdout" | "stderr") && matches!(*tag, "F" | "P") =>
+            {
+                dated[at + 1] = true;
+                dated[at + 2] = true;
+            }
+            _ => {}
+        }
+        if let Some(year) = words.get(at + 1)
+            && time
+            && year.len() == 4
+            && (year.starts_with("19") || year.starts_with("20"))
+            && year.bytes().all(|b| b.is_ascii_digit())
+        {
+            dated[at + 1] = true;
         }
     }
     dated
@@ -639,6 +665,10 @@ fn is_time_of_day(word: &str) -> bool {
         }
         _ => false,
     }
+}
+
+fn is_weekday(word: &str) -> bool {
+    ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].contains(&word)
 }
 
 fn is_month(word: &str) -> bool {
@@ -1044,6 +1074,11 @@ mod tests {
                 b"Dec  6 22:00:00 node-3 train[812]: ",
                 Some("node-3 train[812]"),
             ),
+            (b"Sun Dec  6 22:00:00 2026 [1,3]<stdout>:", Some("[1,3]")),
+            // CRI, as under /var/log/pods: time, stream, full or partial line.
+            (b"2026-12-06T22:00:00.1Z stdout F ", None),
+            (b"2026-12-06T22:00:00.1Z stderr P [rank3]:", Some("[rank3]")),
+            (b"stdout F ", Some("stdout F")),
             (b"12: 2026/12/06 22:00:00 ", Some("12")),
             // A time between other words.
             (
