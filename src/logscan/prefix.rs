@@ -445,7 +445,12 @@ fn parse_prefix(left: &[u8]) -> Prefix {
                     dev: Some(dev),
                 };
             }
-            if left[after..].iter().all(|b| *b == b' ') {
+            // The device alone (`[0] `), maybe with a WARN's source location after it.
+            let location = || {
+                std::str::from_utf8(&left[after..])
+                    .is_ok_and(|rest| without_warn_location(rest).trim().is_empty())
+            };
+            if left[after..].iter().all(|b| *b == b' ') || location() {
                 return Prefix {
                     start: open,
                     dev: Some(dev),
@@ -532,7 +537,7 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     // CloudWatch: `  | 2024-..Z | `; keep what is left of the first bar.
     let tag = wrapper.split('|').next().unwrap_or("").trim();
     let dated = without_timestamps(tag);
-    let tag = dated.as_deref().unwrap_or(tag);
+    let tag = without_warn_location(dated.as_deref().unwrap_or(tag));
     let tag = trim_end_all(tag, ":");
     let tag = trim_end_all(tag, "<stdout>");
     let tag = trim_end_all(tag, "<stderr>");
@@ -551,6 +556,52 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
         }
         _ => Cow::Owned(tag[..end].to_string()),
     })
+}
+
+/// `tag` without the source location that NCCL prints before `NCCL WARN` (`init.cc:123`,
+/// `misc/ibvwrap.cc:212`, 2.30's `init.cc:123 (ncclCommInitRank)`, aws-ofi-nccl's C
+/// function `nccl_net_ofi_init:123` up to 1.14): part of the record, not of a wrapper, and
+/// all that is left of the prefix once a person cut `host:pid:tid [dev]` away (with the
+/// device alone, `[0] init.cc:123`, the device stays).
+fn without_warn_location(tag: &str) -> &str {
+    let mut rest = tag.trim_end();
+    if let Some(open) = rest.rfind(" (")
+        && rest.ends_with(')')
+        && rest[open + 2..rest.len() - 1]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        let before = rest[..open].trim_end();
+        if before.rsplit(' ').next().is_some_and(is_warn_location) {
+            rest = before;
+        }
+    }
+    match rest.rsplit_once(' ') {
+        Some((before, last)) if is_warn_location(last) => before.trim_end(),
+        None if is_warn_location(rest) => "",
+        _ => tag,
+    }
+}
+
+/// `file.cc:123`, `dir/file.h:12`, `nccl_net_ofi_init:123`: a C or C++ source file, or a C
+/// function name with an underscore, then `:` and a line number.
+fn is_warn_location(word: &str) -> bool {
+    let Some((name, line)) = word.rsplit_once(':') else {
+        return false;
+    };
+    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) || name.is_empty() {
+        return false;
+    }
+    let source = [".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp", ".hh"]
+        .iter()
+        .any(|ext| name.ends_with(ext));
+    let path = name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+    let function = name.contains('_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    (source && path) || function
 }
 
 /// `tag` without the words that are a timestamp (`timestamp_words`), or `None` when it has
@@ -844,6 +895,22 @@ mod tests {
         (recs.into_iter().next().unwrap(), origin)
     }
 
+    /// A WARN pasted without `host:pid:tid`: the source location NCCL prints before the
+    /// marker is no wrapper, and the device before it is read.
+    #[test]
+    fn a_warn_without_its_host_keeps_its_device_and_no_wrapper() {
+        let (_, o) = one("[0] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed");
+        assert_eq!((o.dev, o.host), (Some(0), None));
+        assert_eq!(wrapper_tag(o.wrapper), None);
+        let (_, o) = one("[3] init.cc:1450 (ncclCommInitRank) NCCL WARN x");
+        assert_eq!(o.dev, Some(3));
+        let (_, o) = one("transport/net_ib.cc:148 NCCL WARN NET/IB : Unable to open device x");
+        assert_eq!((o.dev, wrapper_tag(o.wrapper)), (None, None));
+        // Anything else after the device is still no prefix.
+        let (_, o) = one("[0] some words NCCL WARN x");
+        assert_eq!(o.dev, None);
+    }
+
     #[test]
     fn plain_info_line() {
         let (r, o) = one("vm:1643:1643 [0] NCCL INFO Using network Socket");
@@ -1079,6 +1146,16 @@ mod tests {
             (b"2026-12-06T22:00:00.1Z stdout F ", None),
             (b"2026-12-06T22:00:00.1Z stderr P [rank3]:", Some("[rank3]")),
             (b"stdout F ", Some("stdout F")),
+            // A WARN's source location with the prefix cut away is no wrapper either.
+            (b"misc/ibvwrap.cc:212 ", None),
+            (
+                b"[2025-01-02 10:24:27] init.cc:1450 (ncclCommInitRank) ",
+                None,
+            ),
+            (b"[1,3]<stdout>: transport/net_ib.cc:148 ", Some("[1,3]")),
+            (b"[1,3]<stdout>: nccl_net_ofi_init:123 ", Some("[1,3]")),
+            (b"node-3:812 ", Some("node-3:812")),
+            (b"(w pid=7) ", Some("(w pid=7)")),
             (b"12: 2026/12/06 22:00:00 ", Some("12")),
             // A time between other words.
             (
