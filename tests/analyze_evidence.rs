@@ -1107,3 +1107,39 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
     }
     assert!(told >= 80, "only {told} retellings");
 }
+
+/// A WARN pasted without NCCL's `host:pid:tid` still carries the source location NCCL
+/// prints before the marker (`<file>:<line>[ (<func>)]`). That is the record's, not a
+/// wrapper's: before, each such line was a rank of its own named after a source file, and a
+/// finding said NCCL failed "on transport/net_ib.cc:148".
+#[test]
+fn a_warn_pasted_without_its_host_is_no_rank_of_its_own() {
+    let log = "NCCL INFO NCCL_IB_DISABLE set by environment to 0.\n\
+               misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n\
+               transport/net_ib.cc:148 NCCL WARN NET/IB : Unable to open device mlx5_0\n\
+               NCCL INFO NET/IB : No device found.\n\
+               NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+               NCCL INFO Using network Socket\n\
+               [0] init.cc:1450 (ncclCommInitRank) NCCL WARN Cuda failure 'out of memory'\n\
+               [0] NCCL INFO init.cc:1450 -> 1\n";
+    for wrapper in ["", "[default0]:", "2026-12-06T22:00:00.5Z "] {
+        let told: String = log.lines().map(|l| format!("{wrapper}{l}\n")).collect();
+        let a = netcheck::logscan::analyze_reader(
+            told.as_bytes(),
+            "t.log",
+            &netcheck::logscan::Options::default(),
+        )
+        .unwrap();
+        let rows: Vec<_> = (a.per_rank.iter())
+            .map(|r| (r.cuda_dev, r.tag.clone()))
+            .collect();
+        let tag = (wrapper == "[default0]:").then(|| "[default0]".to_string());
+        assert_eq!(rows, [(None, tag.clone()), (Some(0), tag)], "{wrapper:?}");
+        let fallback = a.findings.iter().find(|f| f.id == "socket-fallback");
+        let message = &fallback.expect("an IB device NCCL could not open").message;
+        assert!(
+            !message.contains(".cc:") && !message.contains("no host"),
+            "{message}"
+        );
+    }
+}

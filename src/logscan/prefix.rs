@@ -570,38 +570,34 @@ fn without_warn_location(tag: &str) -> &str {
         && rest[open + 2..rest.len() - 1]
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && warn_location_at_end(rest[..open].trim_end()).is_some()
     {
-        let before = rest[..open].trim_end();
-        if before.rsplit(' ').next().is_some_and(is_warn_location) {
-            rest = before;
-        }
+        rest = rest[..open].trim_end();
     }
-    match rest.rsplit_once(' ') {
-        Some((before, last)) if is_warn_location(last) => before.trim_end(),
-        None if is_warn_location(rest) => "",
-        _ => tag,
+    match warn_location_at_end(rest) {
+        Some(start) => rest[..start].trim_end(),
+        None => tag,
     }
 }
 
-/// `file.cc:123`, `dir/file.h:12`, `nccl_net_ofi_init:123`: a C or C++ source file, or a C
-/// function name with an underscore, then `:` and a line number.
-fn is_warn_location(word: &str) -> bool {
-    let Some((name, line)) = word.rsplit_once(':') else {
-        return false;
-    };
-    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) || name.is_empty() {
-        return false;
+/// Where a WARN's source location that ends `text` starts: `file.cc:123`, `dir/file.h:12`,
+/// `nccl_net_ofi_init:123` (a C or C++ source file, or a C function name with an
+/// underscore, then `:` and a line number), also glued onto a tag (`[default0]:init.cc:12`).
+fn warn_location_at_end(text: &str) -> Option<usize> {
+    let (name, line) = text.rsplit_once(':')?;
+    if line.is_empty() || !line.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
     }
+    let path_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/');
+    let start = name.len() - name.bytes().rev().take_while(|&b| path_byte(b)).count();
+    let name = &name[start..];
     let source = [".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp", ".hh"]
         .iter()
-        .any(|ext| name.ends_with(ext));
-    let path = name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+        .any(|ext| name.len() > ext.len() && name.ends_with(ext));
     let function = name.contains('_')
-        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    (source && path) || function
+    (source || function).then_some(start)
 }
 
 /// `tag` without the words that are a timestamp (`timestamp_words`), or `None` when it has
@@ -1156,6 +1152,8 @@ mod tests {
             (b"[1,3]<stdout>: nccl_net_ofi_init:123 ", Some("[1,3]")),
             (b"node-3:812 ", Some("node-3:812")),
             (b"(w pid=7) ", Some("(w pid=7)")),
+            (b"[default0]:misc/ibvwrap.cc:212 ", Some("[default0]")),
+            (b"[1,0]<stderr>:nccl_net_ofi_init:88 ", Some("[1,0]")),
             (b"12: 2026/12/06 22:00:00 ", Some("12")),
             // A time between other words.
             (

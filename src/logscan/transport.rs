@@ -1147,7 +1147,7 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 .any(|name| name.starts_with("ib"))
     });
     for p in &facts.processes {
-        let on = || Some(p.label());
+        let on = || p.name();
         // aws-ofi-nccl that went on to select a TCP provider did find one: the provider
         // signal below says what ran.
         let on_tcp_provider = p

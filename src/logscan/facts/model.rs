@@ -217,10 +217,17 @@ impl Process {
 
     /// `host:pid`, `host`, or the wrapper tag: how people will recognise this process.
     pub fn label(&self) -> String {
+        self.name()
+            .unwrap_or_else(|| "(no host in log)".to_string())
+    }
+
+    /// `host:pid` or the wrapper tag; `None` when the log names the process neither way (a
+    /// message then says nothing rather than "on (no host in log)").
+    pub fn name(&self) -> Option<String> {
         match (&self.host, self.pid, &self.tag) {
-            (Some(host), Some(pid), _) => format!("{host}:{pid}"),
-            (_, _, Some(tag)) => tag.clone(),
-            _ => "(no host in log)".to_string(),
+            (Some(host), Some(pid), _) => Some(format!("{host}:{pid}")),
+            (_, _, Some(tag)) => Some(tag.clone()),
+            _ => None,
         }
     }
 }
