@@ -1143,3 +1143,41 @@ fn a_warn_pasted_without_its_host_is_no_rank_of_its_own() {
         );
     }
 }
+
+/// NCCL 2.2's records have no `NCCL` (`host:pid:tid [dev] INFO msg`); a log viewer or a
+/// wrapper that colours every line put ANSI codes in front of the host, which was then read
+/// as `32mhost` and the record as noise: an IB job answered `unknown`.
+#[test]
+fn nccl_2_2_records_in_colour_read_as_plain() {
+    let log = "gpu-a:24499:24701 [0] INFO NET : Using interface eth0:10.141.202.75<0>\n\
+               gpu-a:24499:24701 [0] INFO NET/IB: [0] mlx5_0:1/IB\n\
+               gpu-a:24499:24701 [0] INFO Using internal Network IB\n\
+               gpu-b:3301:3302 [0] INFO NET/IB: [0] mlx5_0:1/IB\n\
+               gpu-b:3301:3302 [0] INFO Using internal Network IB\n";
+    let summary = |log: &str| {
+        let a = netcheck::logscan::analyze_reader(
+            log.as_bytes(),
+            "t.log",
+            &netcheck::logscan::Options::default(),
+        )
+        .unwrap();
+        let ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
+        format!(
+            "{:?} {:?} {:?} {:?} {ids:?}",
+            a.inter_node_transport,
+            a.verdict,
+            a.hosts,
+            a.per_rank.len()
+        )
+    };
+    let plain = summary(log);
+    assert!(
+        plain.starts_with("Ib Pass [\"gpu-a\", \"gpu-b\"] 2"),
+        "{plain}"
+    );
+    let coloured: String = log
+        .lines()
+        .map(|l| format!("\x1b[0;32m{l}\x1b[0m\n"))
+        .collect();
+    assert_eq!(summary(&coloured), plain);
+}

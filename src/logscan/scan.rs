@@ -395,6 +395,18 @@ impl Analyzer {
         let Some(at) = LEGACY.find(raw) else {
             return false;
         };
+        // Colour codes around the prefix (a viewer that colours every line): read without.
+        if raw.contains(&0x1b) {
+            let mut clean = std::mem::take(&mut self.ansi_buf);
+            strip_ansi(raw, &mut clean);
+            let clean_seen = Seen {
+                raw: &clean,
+                ..*seen
+            };
+            let found = !clean.contains(&0x1b) && self.legacy_record(&clean_seen);
+            self.ansi_buf = clean;
+            return found;
+        }
         let marker = at + 2;
         let place = Place {
             line: raw,
