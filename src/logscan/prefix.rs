@@ -534,8 +534,13 @@ pub fn parse_u32(digits: &[u8]) -> Option<u32> {
 /// (`timestamp_words`).
 pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     let wrapper = String::from_utf8_lossy(wrapper);
-    // CloudWatch: `  | 2024-..Z | `; keep what is left of the first bar.
-    let tag = wrapper.split('|').next().unwrap_or("").trim();
+    // Columns between bars: CloudWatch's `  | 2024-..Z | `, docker compose's `trainer-1  | `
+    // before the process's own wrapper. Those left empty once timestamps are out are
+    // dropped; the others are kept, in order.
+    let bars = wrapper
+        .contains('|')
+        .then(|| without_empty_columns(&wrapper));
+    let tag = bars.as_deref().unwrap_or(&wrapper).trim();
     let dated = without_timestamps(tag);
     let tag = without_warn_location(dated.as_deref().unwrap_or(tag));
     let tag = trim_end_all(tag, ":");
@@ -549,13 +554,30 @@ pub fn wrapper_tag(wrapper: &[u8]) -> Option<Cow<'_, str>> {
     // between other words (this runs per record of wrapped lines whose prefix is not
     // cached).
     let end = tag.char_indices().nth(80).map_or(tag.len(), |(at, _)| at);
-    Some(match (&wrapper, &dated) {
-        (Cow::Borrowed(whole), None | Some(Cow::Borrowed(_))) => {
+    Some(match (&wrapper, &bars, &dated) {
+        (Cow::Borrowed(whole), None | Some(Cow::Borrowed(_)), None | Some(Cow::Borrowed(_))) => {
             let start = tag.as_ptr() as usize - whole.as_ptr() as usize;
             Cow::Borrowed(&whole[start..start + end])
         }
         _ => Cow::Owned(tag[..end].to_string()),
     })
+}
+
+/// `wrapper`'s columns between `|` bars without those that are blank or only a timestamp,
+/// joined by a blank; borrowed when one column is left.
+fn without_empty_columns(wrapper: &str) -> Cow<'_, str> {
+    let kept: Vec<&str> = wrapper
+        .split('|')
+        .map(str::trim)
+        .filter(|column| {
+            !column.is_empty() && without_timestamps(column).is_none_or(|t| !t.is_empty())
+        })
+        .collect();
+    match kept[..] {
+        [] => Cow::Borrowed(""),
+        [one] => Cow::Borrowed(one),
+        _ => Cow::Owned(kept.join(" ")),
+    }
 }
 
 /// `tag` without the source location that NCCL prints before `NCCL WARN` (`init.cc:123`,
@@ -738,6 +760,17 @@ fn trim_end_all<'t>(mut text: &'t str, suffix: &str) -> &'t str {
 /// `srun -l`'s `12`. Names without a number (`[default0]` of torchrun's workers is a local
 /// index, Ray's `(pid=.., ip=..)`) carry none.
 pub fn launcher_rank(tag: &str) -> Option<u32> {
+    // The launcher's own tag comes last when another wrapper stands before it (docker
+    // compose's service name: `trainer-1 [1,3]`).
+    if let Some((_, last)) = tag.rsplit_once(' ')
+        && let Some(rank) = launcher_rank_of(last)
+    {
+        return Some(rank);
+    }
+    launcher_rank_of(tag)
+}
+
+fn launcher_rank_of(tag: &str) -> Option<u32> {
     let inner = tag.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
     let number = match inner {
         Some(inner) => match inner.split_once(',') {
@@ -871,6 +904,10 @@ mod tests {
             ("[default0]", None),
             ("(RayTrainWorker pid=1, ip=10.0.0.1)", None),
             ("[pod/train-0/main]", None),
+            // Behind another wrapper's words (docker compose's service).
+            ("trainer-1 [1,3]", Some(3)),
+            ("[rank 3]", Some(3)),
+            ("node-3 train[812]", None),
         ] {
             assert_eq!(launcher_rank(tag), rank, "{tag}");
         }
@@ -1154,6 +1191,10 @@ mod tests {
             (b"(w pid=7) ", Some("(w pid=7)")),
             (b"[default0]:misc/ibvwrap.cc:212 ", Some("[default0]")),
             (b"[1,0]<stderr>:nccl_net_ofi_init:88 ", Some("[1,0]")),
+            // Columns between bars: blank and timestamp ones go.
+            (b"  | 2024-05-01T10:00:00Z | ", None),
+            (b"trainer-1  | [1,3]<stdout>:", Some("trainer-1 [1,3]")),
+            (b"  | 2024-05-01T10:00:00Z | 12: ", Some("12")),
             (b"12: 2026/12/06 22:00:00 ", Some("12")),
             // A time between other words.
             (
