@@ -627,6 +627,11 @@ fn warn_location_at_end(text: &str) -> Option<usize> {
 /// and journald's ISO times come first); only a timestamp between other words makes a new
 /// string.
 fn without_timestamps(tag: &str) -> Option<Cow<'_, str>> {
+    // Every form has a `:` (the time) or a `-` or `/` (the date): most tags have neither
+    // (Ray's, torch's), and are not split into words at all.
+    if !tag.bytes().any(|b| matches!(b, b':' | b'-' | b'/')) {
+        return None;
+    }
     let words: Vec<&str> = tag.split_whitespace().collect();
     let dated = timestamp_words(&words);
     if !dated.contains(&true) {
