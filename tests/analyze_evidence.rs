@@ -989,6 +989,21 @@ gb-0:1:1 [0] NCCL INFO init.cc:1500 -> 5
 /// forms 2.29/2.30 print, reads as it did: the function after each WARN's and traceback's
 /// source line (2.30 `(%s)`), `[Rank %d] ` before `Init START` (2.29). Transport, fallback,
 /// verdict, findings and each rank's last phase are compared.
+/// The captured and the grammar fixture logs (`logs/h200`, `logs/grammar`), in name order.
+fn whole_fixture_logs() -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    for dir in ["h200", "grammar"] {
+        let mut logs: Vec<_> = std::fs::read_dir(crate::util::fixture(&format!("logs/{dir}")))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        logs.sort();
+        paths.extend(logs);
+    }
+    paths
+}
+
 #[test]
 fn every_fixture_told_in_2_30_forms_reads_the_same() {
     use regex::bytes::Regex;
@@ -1014,24 +1029,16 @@ fn every_fixture_told_in_2_30_forms_reads_the_same() {
         )
     };
     let mut retold = 0;
-    for dir in ["h200", "grammar"] {
-        let mut paths: Vec<_> = std::fs::read_dir(crate::util::fixture(&format!("logs/{dir}")))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "log"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let log = std::fs::read(&path).unwrap();
-            let new = warn.replace_all(&log, &b"$1 (fn)$2"[..]);
-            let new = crumb.replace_all(&new, &b"$1 (fn)$2"[..]);
-            let new = start.replace_all(&new, &b"$1[Rank $3] $2"[..]);
-            if new[..] == log[..] {
-                continue;
-            }
-            retold += 1;
-            assert_eq!(summary(&new), summary(&log), "{}", path.display());
+    for path in whole_fixture_logs() {
+        let log = std::fs::read(&path).unwrap();
+        let new = warn.replace_all(&log, &b"$1 (fn)$2"[..]);
+        let new = crumb.replace_all(&new, &b"$1 (fn)$2"[..]);
+        let new = start.replace_all(&new, &b"$1[Rank $3] $2"[..]);
+        if new[..] == log[..] {
+            continue;
         }
+        retold += 1;
+        assert_eq!(summary(&new), summary(&log), "{}", path.display());
     }
     assert!(retold >= 10, "only {retold} fixtures have such lines");
 }
@@ -1068,45 +1075,37 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
         )
     };
     let mut told = 0;
-    for dir in ["h200", "grammar"] {
-        let mut paths: Vec<_> = std::fs::read_dir(crate::util::fixture(&format!("logs/{dir}")))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "log"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let log = std::fs::read(&path).unwrap();
-            let plain = [summary(&log, false), summary(&log, true)];
-            for form in 0..6 {
-                let mut timed = Vec::new();
-                for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
-                    // A JSON record stays one: kubectl shows the text inside it.
-                    if !line.starts_with(b"{") {
-                        let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
-                        let time = match form {
-                            0 => format!("2026-12-06T22:00:{s:02}.{us:06}Z "),
-                            1 => format!("2026-12-06T22:00:{s:02}.{us:06}123Z stdout F "),
-                            2 => format!("Dec  6 22:00:{s:02} node-3 train[812]: "),
-                            3 => format!("Sun Dec  6 22:00:{s:02} 2026 "),
-                            4 => format!("trainer-1  | 2026-12-06T22:00:{s:02}.{us:06}Z "),
-                            _ => format!("  | 2026-12-06T22:00:{s:02}.{us:06}Z | "),
-                        };
-                        timed.extend_from_slice(time.as_bytes());
-                    }
-                    timed.extend_from_slice(line);
+    for path in whole_fixture_logs() {
+        let log = std::fs::read(&path).unwrap();
+        let plain = [summary(&log, false), summary(&log, true)];
+        for form in 0..6 {
+            let mut timed = Vec::new();
+            for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
+                // A JSON record stays one: kubectl shows the text inside it.
+                if !line.starts_with(b"{") {
+                    let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
+                    let time = match form {
+                        0 => format!("2026-12-06T22:00:{s:02}.{us:06}Z "),
+                        1 => format!("2026-12-06T22:00:{s:02}.{us:06}123Z stdout F "),
+                        2 => format!("Dec  6 22:00:{s:02} node-3 train[812]: "),
+                        3 => format!("Sun Dec  6 22:00:{s:02} 2026 "),
+                        4 => format!("trainer-1  | 2026-12-06T22:00:{s:02}.{us:06}Z "),
+                        _ => format!("  | 2026-12-06T22:00:{s:02}.{us:06}Z | "),
+                    };
+                    timed.extend_from_slice(time.as_bytes());
                 }
-                told += 1;
-                // Syslog's host and program and compose's service are tags of their own.
-                let tags = form != 2 && form != 4;
-                let want = &plain[usize::from(tags)];
-                assert_eq!(
-                    &summary(&timed, tags),
-                    want,
-                    "{} form {form}",
-                    path.display()
-                );
+                timed.extend_from_slice(line);
             }
+            told += 1;
+            // Syslog's host and program and compose's service are tags of their own.
+            let tags = form != 2 && form != 4;
+            let want = &plain[usize::from(tags)];
+            assert_eq!(
+                &summary(&timed, tags),
+                want,
+                "{} form {form}",
+                path.display()
+            );
         }
     }
     assert!(told >= 120, "only {told} retellings");
