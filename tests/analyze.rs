@@ -1017,10 +1017,31 @@ fn missing_or_unreadable_input_exits_2_naming_it() {
             .unwrap()
             .contains("is a directory")
     );
-    // A corrupt gzip file is bad input too.
+    // A corrupt gzip file is bad input too, said as gzip's.
     let bad = dir.path().join("bad.log.gz");
     std::fs::write(&bad, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]).unwrap();
-    netcheck().arg("analyze").arg(&bad).assert().code(2);
+    let out = netcheck().arg("analyze").arg(&bad).assert().code(2);
+    let err = stderr_text(&out);
+    assert!(err.contains("bad.log.gz") && err.contains("gzip stream is damaged"), "{err}");
+}
+
+#[test]
+fn a_gzip_log_cut_short_says_so_and_how_to_read_the_rest() {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&std::fs::read(fixture("logs/h200/fakehosts-socket.log")).unwrap().repeat(50))
+        .unwrap();
+    let whole = gz.finish().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Cut in the middle of the deflate data, and right after the magic bytes.
+    for (name, len) in [("cut.log.gz", whole.len() / 2), ("head.log.gz", 3)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &whole[..len]).unwrap();
+        let out = netcheck().arg("analyze").arg(&path).assert().code(2);
+        let err = stderr_text(&out);
+        assert!(err.contains(name), "{err}");
+        assert!(err.contains("gzip stream ends early"), "{err}");
+        assert!(err.contains("zcat"), "{err}");
+    }
 }
 
 #[test]

@@ -336,10 +336,7 @@ impl<R: Read> Chunks<R> {
 /// file is called).
 pub fn maybe_gzip<'a, R: BufRead + 'a>(mut reader: R) -> io::Result<Box<dyn BufRead + 'a>> {
     Ok(match sniff(&mut reader)? {
-        Start::Gzip => Box::new(BufReader::with_capacity(
-            BUFFER,
-            MultiGzDecoder::new(reader),
-        )),
+        Start::Gzip => Box::new(BufReader::with_capacity(BUFFER, Gunzip::new(reader))),
         Start::Plain => Box::new(reader),
         Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
         Start::Empty => Box::new(io::empty()),
@@ -357,6 +354,40 @@ const PACKED: [(&[u8], &str); 4] = [
     (b"\x04\x22\x4d\x18", "lz4"),
     (b"BZh", "bzip2"),
 ];
+
+/// A gzip stream unpacked, its errors saying that it is gzip that broke: flate2's own
+/// ("unexpected end of file", "incomplete deflate stream") do not, and a log cut short while
+/// it was copied or still being written is common.
+struct Gunzip<R: BufRead>(MultiGzDecoder<R>);
+
+impl<R: BufRead> Gunzip<R> {
+    fn new(reader: R) -> Self {
+        Gunzip(MultiGzDecoder::new(reader))
+    }
+}
+
+impl<R: BufRead> Read for Gunzip<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(gzip_error)
+    }
+}
+
+/// `e` from the gzip decoder, said as what happened to the gzip stream and what to do; an
+/// error of the reader below (a disk's) stays as it is.
+fn gzip_error(e: io::Error) -> io::Error {
+    let what = match e.kind() {
+        io::ErrorKind::UnexpectedEof => "ends early: the file was cut short",
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => "is damaged",
+        _ => return e,
+    };
+    io::Error::new(
+        e.kind(),
+        format!(
+            "the gzip stream {what} ({e}); `zcat FILE | netcheck analyze -` reads the lines \
+             before the break"
+        ),
+    )
+}
 
 /// The error for a stream in a compression that is not unpacked here: what it is and how to
 /// read it anyway.
@@ -449,10 +480,7 @@ pub fn open(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     let mut reader = BufReader::with_capacity(BUFFER, raw);
     Ok(
         match sniff(&mut reader).map_err(|e| Error::read(path, e))? {
-            Start::Gzip => Box::new(BufReader::with_capacity(
-                BUFFER,
-                MultiGzDecoder::new(reader),
-            )),
+            Start::Gzip => Box::new(BufReader::with_capacity(BUFFER, Gunzip::new(reader))),
             Start::Plain => Box::new(reader),
             Start::Bom => Box::new(BufReader::with_capacity(BUFFER, decode_bom(reader))),
             Start::Empty => Box::new(io::empty()),
