@@ -1022,14 +1022,21 @@ fn missing_or_unreadable_input_exits_2_naming_it() {
     std::fs::write(&bad, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff]).unwrap();
     let out = netcheck().arg("analyze").arg(&bad).assert().code(2);
     let err = stderr_text(&out);
-    assert!(err.contains("bad.log.gz") && err.contains("gzip stream is damaged"), "{err}");
+    assert!(
+        err.contains("bad.log.gz") && err.contains("gzip stream is damaged"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_gzip_log_cut_short_says_so_and_how_to_read_the_rest() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gz.write_all(&std::fs::read(fixture("logs/h200/fakehosts-socket.log")).unwrap().repeat(50))
-        .unwrap();
+    gz.write_all(
+        &std::fs::read(fixture("logs/h200/fakehosts-socket.log"))
+            .unwrap()
+            .repeat(50),
+    )
+    .unwrap();
     let whole = gz.finish().unwrap();
     let dir = tempfile::tempdir().unwrap();
     // Cut in the middle of the deflate data, and right after the magic bytes.

@@ -1078,7 +1078,7 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
     for path in whole_fixture_logs() {
         let log = std::fs::read(&path).unwrap();
         let plain = [summary(&log, false), summary(&log, true)];
-        for form in 0..6 {
+        for form in 0..7 {
             let mut timed = Vec::new();
             for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
                 // A JSON record stays one: kubectl shows the text inside it.
@@ -1090,7 +1090,9 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
                         2 => format!("Dec  6 22:00:{s:02} node-3 train[812]: "),
                         3 => format!("Sun Dec  6 22:00:{s:02} 2026 "),
                         4 => format!("trainer-1  | 2026-12-06T22:00:{s:02}.{us:06}Z "),
-                        _ => format!("  | 2026-12-06T22:00:{s:02}.{us:06}Z | "),
+                        5 => format!("  | 2026-12-06T22:00:{s:02}.{us:06}Z | "),
+                        // OpenMPI's `--timestamp-output`: `ctime`, glued onto the text.
+                        _ => format!("Sun Dec  6 22:00:{s:02} 2026<stdout>:"),
                     };
                     timed.extend_from_slice(time.as_bytes());
                 }

@@ -632,7 +632,20 @@ fn without_timestamps(tag: &str) -> Option<Cow<'_, str>> {
     if !tag.bytes().any(|b| matches!(b, b':' | b'-' | b'/')) {
         return None;
     }
-    let words: Vec<&str> = tag.split_whitespace().collect();
+    let mut words: Vec<&str> = Vec::new();
+    for word in tag.split_whitespace() {
+        // OpenMPI's `--timestamp-output` glues `ctime`'s year onto its tag:
+        // `Mon Dec  7 00:10:15 2026[1,0]<stdout>:`.
+        let after_time = words.last().is_some_and(|w| is_time_of_day(w));
+        match word.as_bytes() {
+            [y0, y1, y2, y3, b'[' | b'<', ..]
+                if after_time && [y0, y1, y2, y3].iter().all(|b| b.is_ascii_digit()) =>
+            {
+                words.extend([&word[..4], &word[4..]]);
+            }
+            _ => words.push(word),
+        }
+    }
     let dated = timestamp_words(&words);
     if !dated.contains(&true) {
         return None;
@@ -1180,6 +1193,11 @@ mod tests {
                 Some("node-3 train[812]"),
             ),
             (b"Sun Dec  6 22:00:00 2026 [1,3]<stdout>:", Some("[1,3]")),
+            // OpenMPI's `--timestamp-output`, with and without `--tag-output`: `ctime`'s year
+            // glued onto the tag. A number glued onto a tag elsewhere stays.
+            (b"Mon Dec  7 00:10:15 2026[1,3]<stdout>:", Some("[1,3]")),
+            (b"Mon Dec  7 00:10:15 2026<stderr>:", None),
+            (b"node-3 2026[1,3]<stdout>:", Some("node-3 2026[1,3]")),
             // CRI, as under /var/log/pods: time, stream, full or partial line.
             (b"2026-12-06T22:00:00.1Z stdout F ", None),
             (b"2026-12-06T22:00:00.1Z stderr P [rank3]:", Some("[rank3]")),
