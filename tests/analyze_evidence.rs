@@ -1127,7 +1127,8 @@ fn a_warn_pasted_without_its_host_is_no_rank_of_its_own() {
                NCCL INFO Using network Socket\n\
                [0] init.cc:1450 (ncclCommInitRank) NCCL WARN Cuda failure 'out of memory'\n\
                [0] NCCL INFO init.cc:1450 -> 1\n";
-    for wrapper in ["", "[default0]:", "2026-12-06T22:00:00.5Z "] {
+    // A bare time of day too: `22:00:15 [0]` is no `host:pid:tid`.
+    for wrapper in ["", "[default0]:", "2026-12-06T22:00:00.5Z ", "22:00:15 "] {
         let told: String = log.lines().map(|l| format!("{wrapper}{l}\n")).collect();
         let a = netcheck::logscan::analyze_reader(
             told.as_bytes(),
@@ -1140,6 +1141,7 @@ fn a_warn_pasted_without_its_host_is_no_rank_of_its_own() {
             .collect();
         let tag = (wrapper == "[default0]:").then(|| "[default0]".to_string());
         assert_eq!(rows, [(None, tag.clone()), (Some(0), tag)], "{wrapper:?}");
+        assert!(a.hosts.is_empty(), "{wrapper:?}: {:?}", a.hosts);
         let fallback = a.findings.iter().find(|f| f.id == "socket-fallback");
         let message = &fallback.expect("an IB device NCCL could not open").message;
         assert!(

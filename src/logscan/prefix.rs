@@ -494,11 +494,24 @@ fn host_pid_tid(bytes: &[u8]) -> Option<(usize, usize, usize, u32)> {
         host_start -= 1;
     }
     let host_len = host_end - host_start;
-    if host_len == 0 {
+    if host_len == 0 || is_clock_time(&bytes[host_start..]) {
         return None;
     }
     let pid = parse_u32(&bytes[pid_start..pid_end])?;
     Some((host_end - host_len, host_end, pid_end, pid))
+}
+
+/// Whether `host:pid:tid` is a collector's time of day instead (`22:10:15`,
+/// `2026-12-06T22:10:15`): a record whose NCCL prefix was cut away, timestamped
+/// (`22:10:15 [0] NCCL INFO`). A host named with two digits whose pid and thread id are two
+/// digits each, all in a clock's range, is not a real one.
+fn is_clock_time(text: &[u8]) -> bool {
+    let Some(time) = std::str::from_utf8(text).ok().filter(|t| is_timestamp(t)) else {
+        return false;
+    };
+    let b = &time.as_bytes()[time.len() - 8..];
+    let two = |at: usize| (b[at] - b'0') * 10 + (b[at + 1] - b'0');
+    two(0) < 24 && two(3) < 60 && two(6) <= 60
 }
 
 /// Start of the run of (at most 10) digits ending at `end`.
@@ -973,6 +986,32 @@ mod tests {
             (&b""[..], "Using network Socket")
         );
         assert_eq!(o.prefix, b"vm:1643:1643 [0] ");
+    }
+
+    /// A collector's time before a record whose NCCL prefix was cut away reads like
+    /// `host:pid:tid`; a clock's digits are not a process.
+    #[test]
+    fn a_time_of_day_before_the_device_is_no_process() {
+        for line in [
+            "22:10:15 [0] NCCL INFO x",
+            "2026-12-06T22:10:15 [0] NCCL INFO x",
+            "[1,3]<stdout>: 08:00:59 [0] NCCL INFO x",
+        ] {
+            let (_, o) = one(line);
+            assert_eq!((o.host, o.pid, o.dev), (None, None, Some(0)), "{line}");
+            let tag = line.starts_with('[').then_some("[1,3]");
+            assert_eq!(wrapper_tag(o.wrapper).as_deref(), tag, "{line}");
+        }
+        // Out of a clock's range, or a named host: a process.
+        for (line, host) in [
+            ("24:10:15 [0] NCCL INFO x", "24"),
+            ("12:61:15 [0] NCCL INFO x", "12"),
+            ("gpu-1:10:15 [0] NCCL INFO x", "gpu-1"),
+            ("12:345:15 [0] NCCL INFO x", "12"),
+        ] {
+            let (_, o) = one(line);
+            assert_eq!(o.host, Some(host), "{line}");
+        }
     }
 
     #[test]
