@@ -1078,11 +1078,12 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
     for path in whole_fixture_logs() {
         let log = std::fs::read(&path).unwrap();
         let plain = [summary(&log, false), summary(&log, true)];
-        for form in 0..7 {
+        for form in 0..9 {
             let mut timed = Vec::new();
             for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
-                // A JSON record stays one: kubectl shows the text inside it.
-                if !line.starts_with(b"{") {
+                // A JSON record stays one: kubectl shows the text inside it (line numbers
+                // go before it too).
+                if !line.starts_with(b"{") || form >= 7 {
                     let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
                     let time = match form {
                         0 => format!("2026-12-06T22:00:{s:02}.{us:06}Z "),
@@ -1092,7 +1093,10 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
                         4 => format!("trainer-1  | 2026-12-06T22:00:{s:02}.{us:06}Z "),
                         5 => format!("  | 2026-12-06T22:00:{s:02}.{us:06}Z | "),
                         // OpenMPI's `--timestamp-output`: `ctime`, glued onto the text.
-                        _ => format!("Sun Dec  6 22:00:{s:02} 2026<stdout>:"),
+                        6 => format!("Sun Dec  6 22:00:{s:02} 2026<stdout>:"),
+                        // Line numbers: `cat -n`, `grep -n`.
+                        7 => format!("{:6}\t", n + 1),
+                        _ => format!("{}:", n + 1),
                     };
                     timed.extend_from_slice(time.as_bytes());
                 }

@@ -10,14 +10,22 @@
 //! - exported as CSV from a log viewer (Kibana, CloudWatch Logs Insights, Datadog, Grafana):
 //!   `2026-12-06T05:00:00Z,"host:1:2 [0] NCCL INFO Using network IB"`, quotes inside doubled.
 //!   The closing quote ran into every message (`Using network IB"`).
+//! - copied with its line numbers (`cat -n`, `nl`, `grep -n`, a viewer's or a paste site's
+//!   numbered lines): `12  [4] NCCL INFO ...`. Where NCCL's `host:pid` was cut away too, the
+//!   number was read as the wrapper's tag, and every line made a rank of its own.
 //!
 //! NCCL prints neither an entity nor a no-break space, so a source whose NCCL lines hold
 //! `&gt;`, `&lt;`, `&amp;` or `&quot;`, or a no-break space, has that form; one whose NCCL
 //! lines have the same number of CSV fields (two or more, three lines in four at least)
 //! and stand inside a quoted field at least once, or before another field, is such an
-//! export. Its text is turned
+//! export. A source whose lines (three in four at least, eight or more) start with a number
+//! that grows from line to line, by one in three steps in four at least, is numbered: a
+//! launcher's rank (`srun -l`'s `3: `) repeats, and nccl-tests' sizes double. So is a short
+//! excerpt whose every line is numbered, from 1 on by one (ranks count from 0). Its text is
+//! turned
 //! back into what NCCL printed: for an export, each line's longest field (the message; a
-//! time stamp or a stream name is shorter than any NCCL line).
+//! time stamp or a stream name is shorter than any NCCL line); for a numbered source, each
+//! line without its number.
 
 use memchr::memmem;
 
@@ -49,6 +57,8 @@ pub struct Form {
     pub nbsp: bool,
     /// Each line a CSV record, the message one of its fields.
     pub csv: bool,
+    /// Each line starts with its line number.
+    pub numbered: bool,
 }
 
 impl Form {
@@ -113,16 +123,93 @@ pub fn form(head: &[u8]) -> Form {
     form.csv = (2..15).contains(&fields)
         && most * 4 >= lines * 3
         && (quoted > 0 || before_more * 4 >= lines * 3);
+    form.numbered = numbered(head);
     form
+}
+
+/// Lines `numbered` looks at.
+const NUMBERED_LINES: usize = 256;
+
+/// Whether the lines of `head` carry their line numbers: most start with a number
+/// (`line_number`), each larger than the one before, mostly by one.
+fn numbered(head: &[u8]) -> bool {
+    let (mut lines, mut numbered, mut by_one) = (0, 0, 0);
+    let (mut first, mut last) = (None, None);
+    for line in head.split(|&b| b == b'\n').take(NUMBERED_LINES) {
+        if line.is_empty() {
+            continue;
+        }
+        lines += 1;
+        let Some((number, _)) = line_number(line) else {
+            continue;
+        };
+        if last.is_some_and(|last| number <= last) {
+            return false;
+        }
+        by_one += usize::from(last.map(|last| last + 1) == Some(number));
+        numbered += 1;
+        first.get_or_insert(number);
+        last = Some(number);
+    }
+    // A short excerpt: every line, numbered from 1 on (a launcher counts its ranks from 0).
+    let excerpt = numbered >= 3 && numbered == lines && first == Some(1) && by_one + 1 == numbered;
+    excerpt || (numbered >= 8 && numbered * 4 >= lines * 3 && by_one * 4 >= (numbered - 1) * 3)
+}
+
+/// The number a line starts with and where its text starts: blanks, up to nine digits, then
+/// blanks, or one `:` or `|` between blanks (`     12\t`, `12:`, `12 | `, `12  `).
+fn line_number(line: &[u8]) -> Option<(u64, usize)> {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t');
+    let start = line.iter().take_while(|b| blank(b)).count();
+    let digits = line[start..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if !(1..=9).contains(&digits) {
+        return None;
+    }
+    let mut at = start + digits;
+    let before = line[at..].iter().take_while(|b| blank(b)).count();
+    at += before;
+    let mark = matches!(line.get(at), Some(b':' | b'|'));
+    if !mark && before == 0 {
+        return None;
+    }
+    at += usize::from(mark);
+    at += line[at..].iter().take_while(|b| blank(b)).count();
+    let number = std::str::from_utf8(&line[start..start + digits])
+        .ok()?
+        .parse()
+        .ok()?;
+    Some((number, at))
+}
+
+/// Each line of `bytes` (whole lines) without the line number it starts with, in place.
+/// Returns the new length.
+fn without_line_numbers(bytes: &mut [u8]) -> usize {
+    let mut read = 0;
+    let mut write = 0;
+    while read < bytes.len() {
+        let next = memchr::memchr(b'\n', &bytes[read..]).map_or(bytes.len(), |i| read + i + 1);
+        let from = read + line_number(&bytes[read..next]).map_or(0, |(_, at)| at);
+        bytes.copy_within(from..next, write);
+        write += next - from;
+        read = next;
+    }
+    write
 }
 
 /// Turns `bytes` (whole lines) back into what NCCL printed, in place, as `form` says: each
 /// CSV record into its longest field, entities into their characters, no-break spaces into
 /// blanks. Returns the new length (the text only shrinks).
 pub fn undo(bytes: &mut [u8], form: Form) -> usize {
-    let len = match form.csv {
-        true => csv_messages(bytes),
+    let len = match form.numbered {
+        true => without_line_numbers(bytes),
         false => bytes.len(),
+    };
+    let len = match form.csv {
+        true => csv_messages(&mut bytes[..len]),
+        false => len,
     };
     unescape(&mut bytes[..len], form)
 }
@@ -261,7 +348,7 @@ mod tests {
         let all = Form {
             entities: true,
             nbsp: true,
-            csv: false,
+            ..Form::default()
         };
         let len = unescape(&mut bytes, all);
         String::from_utf8(bytes[..len].to_vec()).unwrap()
@@ -350,6 +437,51 @@ mod tests {
             undone("t,\"h:1:2 [0] NCCL INFO x, y\n"),
             "h:1:2 [0] NCCL INFO x, y\n"
         );
+    }
+
+    #[test]
+    fn a_source_with_its_line_numbers_is_told_and_read_without_them() {
+        let record = |n: usize| format!("[{}] NCCL INFO Channel {n:02}/0 : 0[0] -> 1[1]", n % 8);
+        let told = |number: &dyn Fn(usize) -> String, step: usize| {
+            (1..40)
+                .map(|n| format!("{}{}\n", number(n * step), record(n)))
+                .collect::<String>()
+        };
+        // `cat -n`, `nl`, `grep -n`, a paste site's, a viewer's column.
+        for (number, numbered) in [
+            (&(|n| format!("{n:6}\t")) as &dyn Fn(usize) -> String, true),
+            (&|n| format!("{n}:"), true),
+            (&|n| format!("{n}  "), true),
+            (&|n| format!("{n:>4} | "), true),
+            // A launcher's rank repeats; a bare number glued to the text is no column.
+            (&|n| format!("{}: ", n % 4), false),
+            (&|n| format!("{n}"), false),
+        ] {
+            let text = told(number, 1);
+            let form = form(text.as_bytes());
+            assert_eq!(form.numbered, numbered, "{text}");
+            if numbered {
+                let mut bytes = text.clone().into_bytes();
+                let len = undo(&mut bytes, form);
+                let want: String = (1..40).map(|n| record(n) + "\n").collect();
+                assert_eq!(String::from_utf8_lossy(&bytes[..len]), want);
+            }
+        }
+        // Numbers that grow by more than one mostly: nccl-tests' sizes, `grep -n` of a few
+        // scattered lines.
+        assert!(!form(told(&|n| format!("{}  ", 8usize << n), 1).as_bytes()).numbered);
+        assert!(!form(told(&|n| format!("{n}:"), 7).as_bytes()).numbered);
+        // A short excerpt: every line, from 1 on; else too few lines to tell (a launcher's
+        // ranks count from 0). Numbered from 0 when long enough.
+        assert!(form(b"1  a\n2  b\n3  c\n").numbered);
+        assert!(!form(b"0: a\n1: b\n2: c\n").numbered);
+        assert!(!form(b"1  a\n2  b\nc\n").numbered);
+        assert!(!form(b"1  a\n2  b\n").numbered);
+        assert!(form(told(&|n| format!("{}  ", n - 1), 1).as_bytes()).numbered);
+        // A line without a number stays as it is.
+        let mut bytes = b"1\tx\n\n  y\n2: z".to_vec();
+        let len = without_line_numbers(&mut bytes);
+        assert_eq!(&bytes[..len], b"x\n\n  y\nz");
     }
 
     #[test]
