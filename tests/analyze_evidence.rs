@@ -1117,6 +1117,86 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
     assert!(told >= 120, "only {told} retellings");
 }
 
+/// Logs exported from where clusters keep them: Elasticsearch/OpenSearch hits (`_source`),
+/// Cloud Logging's structured entries (`jsonPayload`) and `gcloud logging read
+/// --format=json` (a pretty-printed array), `aws logs filter-log-events` (pretty-printed,
+/// `message` among other keys), OpenTelemetry records (`body.stringValue`), one object of an
+/// array per line. Every fixture told in each reads as its text does.
+#[test]
+fn every_fixture_exported_as_json_reads_the_same() {
+    use serde_json::json;
+    let summary = |log: &[u8]| {
+        let a = netcheck::logscan::analyze_reader(
+            std::io::Cursor::new(log.to_vec()),
+            "t.log",
+            &netcheck::logscan::Options::default(),
+        )
+        .expect("in memory");
+        let ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
+        let ranks: Vec<_> = (a.per_rank.iter())
+            .map(|r| {
+                format!(
+                    "{:?} {:?} {:?}",
+                    (&r.host, r.pid, r.cuda_dev, &r.tag, r.rank),
+                    r.last_phase,
+                    r.inter_node_transport
+                )
+            })
+            .collect();
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {ids:?} {ranks:#?}",
+            a.inter_node_transport, a.socket_fallback, a.verdict, a.nodes, a.hosts
+        )
+    };
+    let pretty = |value: serde_json::Value| serde_json::to_string_pretty(&value).unwrap() + "\n";
+    let mut told = 0;
+    for path in whole_fixture_logs() {
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        if text.lines().any(|l| l.starts_with('{')) {
+            continue;
+        }
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let plain = summary(text.as_bytes());
+        let one_per_line = |f: &dyn Fn(&str) -> serde_json::Value| -> String {
+            lines.iter().map(|l| f(l).to_string() + "\n").collect()
+        };
+        let forms = [
+            one_per_line(
+                &|l| json!({"_index": "logs", "_source": {"@timestamp": "t", "message": l.trim_end()}}),
+            ),
+            one_per_line(&|l| json!({"jsonPayload": {"message": l}, "severity": "INFO"})),
+            one_per_line(&|l| json!({"timeUnixNano": "1", "body": {"stringValue": l}})),
+            pretty(json!(
+                lines
+                    .iter()
+                    .map(|l| json!({"textPayload": l, "resource": {"type": "k8s_container"}}))
+                    .collect::<Vec<_>>()
+            )),
+            pretty(
+                json!({"events": lines.iter().enumerate().map(|(i, l)| json!({"logStreamName": "s", "timestamp": i, "message": l, "eventId": i.to_string()})).collect::<Vec<_>>()}),
+            ),
+            format!(
+                "[\n{}\n]\n",
+                lines
+                    .iter()
+                    .map(|l| format!("  {}", json!({"message": l})))
+                    .collect::<Vec<_>>()
+                    .join(",\n")
+            ),
+        ];
+        for (form, log) in forms.iter().enumerate() {
+            told += 1;
+            assert_eq!(
+                summary(log.as_bytes()),
+                plain,
+                "{} form {form}",
+                path.display()
+            );
+        }
+    }
+    assert!(told >= 100, "only {told} exports");
+}
+
 /// A WARN pasted without NCCL's `host:pid:tid` still carries the source location NCCL
 /// prints before the marker (`<file>:<line>[ (<func>)]`). That is the record's, not a
 /// wrapper's: before, each such line was a rank of its own named after a source file, and a

@@ -62,7 +62,9 @@ pub fn decide(head: &[u8], at_end: bool) -> Decision {
     let mut after_widest = 0;
     let mut continued = 0;
     for i in 1..lines.len() {
-        if widths[i - 1] == widest {
+        // A whole JSON record or member of a pretty-printed export was not cut, however
+        // long (`gcloud logging read --format=json`: the next line is another key).
+        if widths[i - 1] == widest && !super::input::is_whole_json_line(lines[i - 1]) {
             after_widest += 1;
             continued += usize::from(continues(lines[i - 1], lines[i]));
         }
@@ -298,6 +300,40 @@ mod tests {
         assert_eq!(decide(text.as_bytes(), true), Decision::Plain);
         // Nor is the log as it stands.
         assert_eq!(decide(log().as_bytes(), true), Decision::Plain);
+    }
+
+    #[test]
+    fn a_pretty_printed_json_export_is_not_wrapped() {
+        // `gcloud logging read --format=json`: the widest lines are whole members, and the
+        // line after each is another key. Cut at a width, a member's string is open: wrapped.
+        let mut text = String::from("[\n");
+        for rank in 0..16 {
+            let record = format!(
+                "h-{rank}:{}:1 [0] NCCL INFO comm 0x5 rank {rank} nranks 16 - Init COMPLETE",
+                100 + rank
+            );
+            let object = serde_json::json!({"textPayload": record, "resource": {"type": "k8s"}});
+            text += &serde_json::to_string_pretty(&object).unwrap();
+            text += ",\n";
+        }
+        assert_eq!(decide(text.as_bytes(), true), Decision::Plain);
+        let cut = wrapped(&text, 60);
+        assert!(matches!(decide(cut.as_bytes(), true), Decision::Wrapped(_)));
+        for (line, whole) in [
+            (&br#"  "message": "x\n","#[..], true),
+            (br#"{"log":"x"}"#, true),
+            (br#"  "resource": {"#, false),
+            (br#"  "message": "x"#, false),
+            (br#""a","b""#, false),
+            (br#""key""#, true),
+        ] {
+            assert_eq!(
+                crate::logscan::input::is_whole_json_line(line),
+                whole,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 
     #[test]

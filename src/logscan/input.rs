@@ -23,18 +23,80 @@ pub const CHUNK: usize = 1024 * 1024;
 /// The log text of a JSON-lines record, for logs kept as one JSON object per line: Docker's
 /// json-file driver (`{"log":"...\\n","stream":"stderr","time":...}`), fluent-bit and
 /// CloudWatch exports (`log`, `message`), journald's `-o json` (`MESSAGE`), Loki (`line`),
-/// Cloud Logging (`textPayload`), OpenTelemetry (`body`). `None` for a line that is not such
-/// an object: it is read as it stands.
+/// Cloud Logging (`textPayload`), OpenTelemetry (`body`). Where the text is not at the top,
+/// it is looked for under the keys that shippers nest a record in (`json_record`:
+/// Elasticsearch's `_source`, Cloud Logging's `jsonPayload`, Datadog's `content`). An object
+/// may stand inside a JSON array, one per line (`  {...},`). A line of a pretty-printed
+/// export (`gcloud logging read --format=json`, `aws logs filter-log-events`) that is one
+/// such key and its text (`    "message": "...\\n",`) gives that text. `None` for a line
+/// that is neither: it is read as it stands.
 pub fn json_log_text(line: &[u8]) -> Option<String> {
-    if line.first() != Some(&b'{') {
-        return None;
-    }
-    let record: json_record::TextFields = serde_json::from_slice(line).ok()?;
-    let text = record.0.into_iter().flatten().next()?;
+    let line = line.trim_ascii_start();
+    let text = match line.first() {
+        Some(b'{') => {
+            let record = line.strip_suffix(b",").unwrap_or(line);
+            let record: json_record::TextFields = serde_json::from_slice(record).ok()?;
+            record.text()?
+        }
+        Some(b'"') => json_record::member_text(line)?,
+        _ => return None,
+    };
     let end = text.trim_end_matches(['\n', '\r']).len();
     let mut text = text.into_owned();
     text.truncate(end);
     Some(text)
+}
+
+/// Whether `line` is a JSON object or a line of a pretty-printed one (`"key": ...`), which a
+/// CSV export's quoted first field (`"2026-..","h:1:1 [0] NCCL INFO .."`) is not.
+pub fn is_json_line(line: &[u8]) -> bool {
+    let line = line.trim_ascii_start();
+    match line.first() {
+        Some(b'{') => true,
+        Some(b'"') => {
+            let key = serde_json::Deserializer::from_slice(line);
+            let mut key = key.into_iter::<serde::de::IgnoredAny>();
+            matches!(key.next(), Some(Ok(_)))
+                && line[key.byte_offset()..].trim_ascii_start().first() == Some(&b':')
+        }
+        _ => false,
+    }
+}
+
+/// Whether `line` is a whole JSON value or a whole member of a pretty-printed object
+/// (`"key": value`, maybe with a comma after): such a line was not cut at a terminal's width,
+/// however long (`hard_wrap`).
+pub fn is_whole_json_line(line: &[u8]) -> bool {
+    use serde::de::IgnoredAny;
+    let line = line.trim_ascii();
+    let line = line.strip_suffix(b",").unwrap_or(line);
+    match line.first() {
+        Some(b'{' | b'[') => serde_json::from_slice::<IgnoredAny>(line).is_ok(),
+        Some(b'"') => {
+            let mut key = serde_json::Deserializer::from_slice(line).into_iter::<IgnoredAny>();
+            if !matches!(key.next(), Some(Ok(_))) {
+                return false;
+            }
+            match line[key.byte_offset()..]
+                .trim_ascii_start()
+                .strip_prefix(b":")
+            {
+                Some(value) => serde_json::from_slice::<IgnoredAny>(value).is_ok(),
+                None => key.byte_offset() == line.len(),
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether `line` may be a JSON record or a line of a pretty-printed one (`json_log_text`):
+/// its first byte other than a blank is `{` or `"`.
+pub fn may_be_json(line: &[u8]) -> bool {
+    match line.first() {
+        Some(b'{' | b'"') => true,
+        Some(b' ' | b'\t') => matches!(line.trim_ascii_start().first(), Some(b'{' | b'"')),
+        _ => false,
+    }
 }
 
 /// A JSON record read for its log text alone: the string values under `TEXT_KEYS`, every
@@ -44,10 +106,13 @@ mod json_record {
     use std::borrow::Cow;
     use std::fmt;
 
-    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde::de::{
+        self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
+    };
 
-    /// The keys that hold a record's log text, in the order they are taken.
-    const TEXT_KEYS: [&str; 7] = [
+    /// The keys that hold a record's log text, in the order they are taken; the last is
+    /// OpenTelemetry's string value (`"body": {"stringValue": "..."}`).
+    pub const TEXT_KEYS: [&str; 8] = [
         "log",
         "message",
         "msg",
@@ -55,11 +120,30 @@ mod json_record {
         "line",
         "textPayload",
         "body",
+        "stringValue",
     ];
 
-    /// The value under each of `TEXT_KEYS`, if it is a string (for a repeated key, its last
-    /// value, as a `serde_json::Value` keeps it).
-    pub struct TextFields<'a>(pub [Option<Cow<'a, str>>; TEXT_KEYS.len()]);
+    /// The keys whose object holds the record when its text is not at the top, in the order
+    /// they are taken: Elasticsearch's and OpenSearch's hits (`_source`), Cloud Logging's
+    /// structured entries (`jsonPayload`), Datadog's export (`content`, `attributes`),
+    /// OpenTelemetry's log records (`body`).
+    pub const NEST_KEYS: [&str; 5] = ["_source", "jsonPayload", "content", "attributes", "body"];
+
+    /// The value under each of `TEXT_KEYS`, if it is a string, and the text found in the
+    /// object under each of `NEST_KEYS`, if it is one that holds a text (for a repeated key,
+    /// its last value, as a `serde_json::Value` keeps it).
+    pub struct TextFields<'a> {
+        texts: [Option<Cow<'a, str>>; TEXT_KEYS.len()],
+        nested: [Option<Cow<'a, str>>; NEST_KEYS.len()],
+    }
+
+    impl<'a> TextFields<'a> {
+        /// The first text at the top, else the first found in a nested object.
+        pub fn text(self) -> Option<Cow<'a, str>> {
+            let mut all = self.texts.into_iter().chain(self.nested);
+            all.find_map(|text| text)
+        }
+    }
 
     impl<'de> Deserialize<'de> for TextFields<'de> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -77,19 +161,47 @@ mod json_record {
         }
 
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut fields = TextFields(Default::default());
-            while let Some(Key(index)) = map.next_key()? {
-                let Text(text) = map.next_value()?;
-                if let Some(i) = index {
-                    fields.0[i] = text;
+            let mut fields = TextFields {
+                texts: Default::default(),
+                nested: Default::default(),
+            };
+            while let Some(Key { text, nest }) = map.next_key()? {
+                let Text {
+                    text: value,
+                    nested,
+                } = map.next_value_seed(Wanted(nest.is_some()))?;
+                if let Some(i) = text {
+                    fields.texts[i] = value;
+                }
+                if let Some(i) = nest {
+                    fields.nested[i] = nested;
                 }
             }
             Ok(fields)
         }
     }
 
-    /// A key: its place in `TEXT_KEYS`, if it is one.
-    struct Key(Option<usize>);
+    /// The text of a pretty-printed record's line that is one of `TEXT_KEYS` and its string,
+    /// maybe followed by a comma: `    "message": "h:1:1 [0] NCCL INFO ...\\n",`.
+    pub fn member_text(line: &[u8]) -> Option<Cow<'_, str>> {
+        let mut key = serde_json::Deserializer::from_slice(line).into_iter::<Cow<str>>();
+        let name = key.next()?.ok()?;
+        if !TEXT_KEYS.contains(&&*name) {
+            return None;
+        }
+        let rest = line[key.byte_offset()..].trim_ascii_start();
+        let rest = rest.strip_prefix(b":")?.trim_ascii_start();
+        let mut value = serde_json::Deserializer::from_slice(rest).into_iter::<Cow<str>>();
+        let text = value.next()?.ok()?;
+        let tail = rest[value.byte_offset()..].trim_ascii();
+        matches!(tail, b"" | b",").then_some(text)
+    }
+
+    /// A key: its place in `TEXT_KEYS` and in `NEST_KEYS`, if it is one.
+    struct Key {
+        text: Option<usize>,
+        nest: Option<usize>,
+    }
 
     impl<'de> Deserialize<'de> for Key {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -100,25 +212,46 @@ mod json_record {
                     f.write_str("a key")
                 }
                 fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
-                    Ok(Key(TEXT_KEYS.iter().position(|k| *k == key)))
+                    Ok(Key {
+                        text: TEXT_KEYS.iter().position(|k| *k == key),
+                        nest: NEST_KEYS.iter().position(|k| *k == key),
+                    })
                 }
             }
             deserializer.deserialize_str(KeyVisitor)
         }
     }
 
-    /// A value: the text, if it is a string (borrowed from the line unless it has escapes);
-    /// any other value is checked and skipped, its keys and strings decoded in serde_json's
-    /// buffer.
-    struct Text<'a>(Option<Cow<'a, str>>);
+    /// A value: the text, if it is a string (borrowed from the line unless it has escapes),
+    /// and, for an object under one of `NEST_KEYS`, the text it holds; any other value is
+    /// checked and skipped, its keys and strings decoded in serde_json's buffer.
+    #[derive(Default)]
+    struct Text<'a> {
+        text: Option<Cow<'a, str>>,
+        nested: Option<Cow<'a, str>>,
+    }
 
     impl<'de> Deserialize<'de> for Text<'de> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            deserializer.deserialize_any(TextVisitor)
+            deserializer.deserialize_any(TextVisitor { nest: false })
         }
     }
 
-    struct TextVisitor;
+    /// Reads a value, looking inside it for a text if it is an object under a key of
+    /// `NEST_KEYS` (`true`).
+    struct Wanted(bool);
+
+    impl<'de> DeserializeSeed<'de> for Wanted {
+        type Value = Text<'de>;
+
+        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Text<'de>, D::Error> {
+            deserializer.deserialize_any(TextVisitor { nest: self.0 })
+        }
+    }
+
+    struct TextVisitor {
+        nest: bool,
+    }
 
     impl<'de> Visitor<'de> for TextVisitor {
         type Value = Text<'de>;
@@ -127,36 +260,50 @@ mod json_record {
             f.write_str("any JSON value")
         }
         fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-            Ok(Text(Some(Cow::Borrowed(text))))
+            Ok(Text {
+                text: Some(Cow::Borrowed(text)),
+                nested: None,
+            })
         }
         fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-            Ok(Text(Some(Cow::Owned(text.to_string()))))
+            self.visit_string(text.to_string())
         }
         fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
-            Ok(Text(Some(Cow::Owned(text))))
+            Ok(Text {
+                text: Some(Cow::Owned(text)),
+                nested: None,
+            })
         }
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(Text(None))
+            Ok(Text::default())
         }
         fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(Text(None))
+            Ok(Text::default())
         }
         fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok(Text(None))
+            Ok(Text::default())
         }
         fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(Text(None))
+            Ok(Text::default())
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(Text(None))
+            Ok(Text::default())
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             while seq.next_element::<Text>()?.is_some() {}
-            Ok(Text(None))
+            Ok(Text::default())
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            if self.nest {
+                let fields = FieldsVisitor.visit_map(map)?;
+                return Ok(Text {
+                    text: None,
+                    nested: fields.text(),
+                });
+            }
+            let mut map = map;
             while map.next_entry::<Key, Text>()?.is_some() {}
-            Ok(Text(None))
+            Ok(Text::default())
         }
     }
 }
@@ -622,30 +769,65 @@ mod tests {
             (r#"{"log":"x","log"}"#.to_string(), None),
             (r#"{"log":"h:1:1 [0] NCCL INFO cut"#.to_string(), None),
             ("{'rank': 0} NCCL INFO x".to_string(), None),
+            // Nested where shippers keep the record: Elasticsearch's `_source`, Cloud
+            // Logging's `jsonPayload`, Datadog's `content`, OpenTelemetry's `body`; a text at
+            // the top comes first.
+            (
+                format!(r#"{{"_index":"l","_source":{{"@timestamp":"t","message":"{line}"}}}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"jsonPayload":{{"message":"{line}\n"}},"severity":"INFO"}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"content":{{"attributes":{{"msg":"{line}"}}}}}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"body":{{"stringValue":"{line}"}}}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"_source":{{"message":"x"}},"log":"{line}"}}"#),
+                Some(line),
+            ),
+            // Not a nesting key: not looked into.
+            (format!(r#"{{"meta":{{"message":"{line}"}}}}"#), None),
+            // One object of a JSON array per line.
+            (format!(r#"  {{"message":"{line}"}},"#), Some(line)),
+            // Lines of a pretty-printed export: a text key and its string, nothing else.
+            (format!(r#"      "message": "{line}\n","#), Some(line)),
+            (format!(r#""textPayload":"{line}""#), Some(line)),
+            (format!(r#"  "logStreamName": "{line}","#), None),
+            (format!(r#"  "message": "{line}", "x": 1"#), None),
+            (r#"  "message": 12,"#.to_string(), None),
+            (r#"  "message": "cut"#.to_string(), None),
         ] {
             assert_eq!(json_log_text(json.as_bytes()).as_deref(), text, "{json}");
         }
     }
 
-    /// `json_log_text` as it read a record before: through a whole `serde_json::Value`.
+    /// `json_log_text`'s rule for a record, through a whole `serde_json::Value`: the first
+    /// of the text keys at the top that holds a string, else the first text found in an
+    /// object under one of the nesting keys.
     fn json_log_text_by_value(line: &[u8]) -> Option<String> {
+        let line = line.trim_ascii_start();
         if line.first() != Some(&b'{') {
             return None;
         }
+        let line = line.strip_suffix(b",").unwrap_or(line);
         let value: serde_json::Value = serde_json::from_slice(line).ok()?;
-        let object = value.as_object()?;
-        [
-            "log",
-            "message",
-            "msg",
-            "MESSAGE",
-            "line",
-            "textPayload",
-            "body",
-        ]
-        .iter()
-        .find_map(|key| object.get(*key)?.as_str())
-        .map(|text| text.trim_end_matches(['\n', '\r']).to_string())
+        fn text_of(object: &serde_json::Map<String, serde_json::Value>) -> Option<&str> {
+            let keys = json_record::TEXT_KEYS.iter();
+            keys.filter_map(|key| object.get(*key)?.as_str())
+                .next()
+                .or_else(|| {
+                    let mut nests = json_record::NEST_KEYS.iter();
+                    nests.find_map(|key| text_of(object.get(*key)?.as_object()?))
+                })
+        }
+        text_of(value.as_object()?).map(|text| text.trim_end_matches(['\n', '\r']).to_string())
     }
 
     #[test]
@@ -662,6 +844,11 @@ mod tests {
             r#""time""#,
             r#""l\u006fg""#,
             r#""Log""#,
+            r#""_source""#,
+            r#""jsonPayload""#,
+            r#""content""#,
+            r#""attributes""#,
+            r#""stringValue""#,
         ];
         let values = [
             r#""h:1:1 [0] NCCL INFO Using network IB\n""#,
@@ -676,6 +863,8 @@ mod tests {
             "[]",
             r#"[1,"x",{"log":"y"}]"#,
             r#"{"log":"inner"}"#,
+            r#"{"_source":{"message":"deep"},"x":1}"#,
+            r#"{"stringValue":"otel","log":7}"#,
             r#""ÿ é""#,
         ];
         // A small deterministic generator: records of 0 to 5 fields, keys repeated.
@@ -684,7 +873,11 @@ mod tests {
             let fields: Vec<String> = (0..next(6))
                 .map(|_| format!("{}:{}", keys[next(keys.len())], values[next(values.len())]))
                 .collect();
-            let record = format!("{{{}}}", fields.join(","));
+            // Now and then one of a JSON array's lines: a blank before, a comma after.
+            let record = match next(4) {
+                0 => format!("  {{{}}},", fields.join(",")),
+                _ => format!("{{{}}}", fields.join(",")),
+            };
             let expected = json_log_text_by_value(record.as_bytes());
             assert_eq!(json_log_text(record.as_bytes()), expected, "{record}");
             // Cut anywhere, or with a byte dropped: still the same answer as the old reading.

@@ -95,9 +95,9 @@ pub fn form(head: &[u8]) -> Form {
         // The field with `NCCL`, and whether one follows it as a column does (no blank after
         // the comma: a message's own commas have one, `(create 0.1, send 0.2)`).
         let (mut fields, mut nccl_field, mut column_after) = (0, None, false);
-        // A JSON object's commas and quotes are no CSV (`{"log":"…","stream":"stderr"}`:
-        // `input::json_log_text` reads it).
-        let json = line.trim_ascii_start().starts_with(b"{");
+        // A JSON object's commas and quotes are no CSV (`{"log":"…","stream":"stderr"}`, a
+        // pretty-printed export's `"message": "…",`: `input::json_log_text` reads them).
+        let json = super::input::is_json_line(line);
         for field in csv_fields(line).take_while(|_| !json) {
             if nccl_field.map(|f| f + 1) == Some(fields) {
                 column_after = !matches!(line.get(field.start), Some(b' ' | b'\t'));
@@ -413,6 +413,11 @@ mod tests {
         // JSON lines, as serde_json and Docker write them (no blank after a comma).
         let json = format!("{{\"log\":\"{line}\\n\",\"stream\":\"stderr\",\"time\":\"t\"}}\n");
         assert!(!csv(&json.repeat(3)));
+        // A pretty-printed export's lines (`aws logs filter-log-events`, `gcloud logging
+        // read --format=json`): a key, then the text, then a comma; a launcher tag's comma
+        // inside.
+        let member = format!("        \"message\": \"[1,3]<stdout>:{line}\\n\",\n");
+        assert!(!csv(&member.repeat(3)));
     }
 
     #[test]

@@ -194,7 +194,9 @@ impl Framer {
         }
         match self.markers.first() {
             None => sink.other(trimmed, self.lines),
-            Some(&(first, _)) if first_esc < first || trimmed.first() == Some(&b'{') => {
+            Some(&(first, _))
+                if first_esc < first || crate::logscan::input::may_be_json(trimmed) =>
+            {
                 sink.wrapped_records(trimmed, self.lines)
             }
             Some(_) => sink.records(trimmed, &self.markers, self.lines),
