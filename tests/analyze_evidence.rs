@@ -1004,6 +1004,30 @@ fn whole_fixture_logs() -> Vec<std::path::PathBuf> {
     paths
 }
 
+/// What a retelling of a log must keep: transport, fallback, verdict, nodes, hosts, finding
+/// ids and each rank's row (with its wrapper's tag when `tags`).
+fn reading_of(log: &[u8], tags: bool) -> String {
+    let a = netcheck::logscan::analyze_reader(
+        std::io::Cursor::new(log.to_vec()),
+        "t.log",
+        &netcheck::logscan::Options::default(),
+    )
+    .expect("in memory");
+    let mut ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
+    ids.sort();
+    let ranks: Vec<_> = (a.per_rank.iter())
+        .map(|r| {
+            let tag = if tags { r.tag.as_deref() } else { None };
+            let place = (&r.host, r.pid, r.cuda_dev, tag, r.rank);
+            format!("{place:?} {:?} {:?}", r.last_phase, r.inter_node_transport)
+        })
+        .collect();
+    format!(
+        "{:?} {:?} {:?} {:?} {:?} {ids:?} {ranks:#?}",
+        a.inter_node_transport, a.socket_fallback, a.verdict, a.nodes, a.hosts
+    )
+}
+
 #[test]
 fn every_fixture_told_in_2_30_forms_reads_the_same() {
     use regex::bytes::Regex;
@@ -1053,27 +1077,7 @@ fn every_fixture_told_in_2_30_forms_reads_the_same() {
 #[test]
 fn every_fixture_told_with_timestamps_reads_the_same() {
     // `tags`: compare the wrappers' tags too (syslog's host and program are one).
-    let summary = |log: &[u8], tags: bool| {
-        let a = netcheck::logscan::analyze_reader(
-            std::io::Cursor::new(log.to_vec()),
-            "t.log",
-            &netcheck::logscan::Options::default(),
-        )
-        .expect("in memory");
-        let mut ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
-        ids.sort();
-        let ranks: Vec<_> = (a.per_rank.iter())
-            .map(|r| {
-                let tag = if tags { r.tag.as_deref() } else { None };
-                let place = (&r.host, r.pid, r.cuda_dev, tag, r.rank);
-                format!("{place:?} {:?} {:?}", r.last_phase, r.inter_node_transport)
-            })
-            .collect();
-        format!(
-            "{:?} {:?} {:?} {:?} {:?} {ids:?} {ranks:#?}",
-            a.inter_node_transport, a.socket_fallback, a.verdict, a.nodes, a.hosts
-        )
-    };
+    let summary = reading_of;
     let mut told = 0;
     for path in whole_fixture_logs() {
         let log = std::fs::read(&path).unwrap();
@@ -1125,29 +1129,7 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
 #[test]
 fn every_fixture_exported_as_json_reads_the_same() {
     use serde_json::json;
-    let summary = |log: &[u8]| {
-        let a = netcheck::logscan::analyze_reader(
-            std::io::Cursor::new(log.to_vec()),
-            "t.log",
-            &netcheck::logscan::Options::default(),
-        )
-        .expect("in memory");
-        let ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
-        let ranks: Vec<_> = (a.per_rank.iter())
-            .map(|r| {
-                format!(
-                    "{:?} {:?} {:?}",
-                    (&r.host, r.pid, r.cuda_dev, &r.tag, r.rank),
-                    r.last_phase,
-                    r.inter_node_transport
-                )
-            })
-            .collect();
-        format!(
-            "{:?} {:?} {:?} {:?} {:?} {ids:?} {ranks:#?}",
-            a.inter_node_transport, a.socket_fallback, a.verdict, a.nodes, a.hosts
-        )
-    };
+    let summary = |log: &[u8]| reading_of(log, true);
     let pretty = |value: serde_json::Value| serde_json::to_string_pretty(&value).unwrap() + "\n";
     let mut told = 0;
     for path in whole_fixture_logs() {
