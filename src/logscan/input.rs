@@ -53,12 +53,7 @@ pub fn is_json_line(line: &[u8]) -> bool {
     let line = line.trim_ascii_start();
     match line.first() {
         Some(b'{') => true,
-        Some(b'"') => {
-            let key = serde_json::Deserializer::from_slice(line);
-            let mut key = key.into_iter::<serde::de::IgnoredAny>();
-            matches!(key.next(), Some(Ok(_)))
-                && line[key.byte_offset()..].trim_ascii_start().first() == Some(&b':')
-        }
+        Some(b'"') => after_key(line).is_some(),
         _ => false,
     }
 }
@@ -67,26 +62,24 @@ pub fn is_json_line(line: &[u8]) -> bool {
 /// (`"key": value`, maybe with a comma after): such a line was not cut at a terminal's width,
 /// however long (`hard_wrap`).
 pub fn is_whole_json_line(line: &[u8]) -> bool {
-    use serde::de::IgnoredAny;
     let line = line.trim_ascii();
     let line = line.strip_suffix(b",").unwrap_or(line);
-    match line.first() {
-        Some(b'{' | b'[') => serde_json::from_slice::<IgnoredAny>(line).is_ok(),
-        Some(b'"') => {
-            let mut key = serde_json::Deserializer::from_slice(line).into_iter::<IgnoredAny>();
-            if !matches!(key.next(), Some(Ok(_))) {
-                return false;
-            }
-            match line[key.byte_offset()..]
-                .trim_ascii_start()
-                .strip_prefix(b":")
-            {
-                Some(value) => serde_json::from_slice::<IgnoredAny>(value).is_ok(),
-                None => key.byte_offset() == line.len(),
-            }
-        }
-        _ => false,
-    }
+    let value = match line.first() {
+        Some(b'"') => after_key(line).unwrap_or(line),
+        Some(b'{' | b'[') => line,
+        _ => return false,
+    };
+    serde_json::from_slice::<serde::de::IgnoredAny>(value).is_ok()
+}
+
+/// What follows the key of a pretty-printed object's line (`"key": value` → `value`), if
+/// `line` starts with a JSON string and a `:`.
+fn after_key(line: &[u8]) -> Option<&[u8]> {
+    let mut key = serde_json::Deserializer::from_slice(line).into_iter::<serde::de::IgnoredAny>();
+    key.next()?.ok()?;
+    line[key.byte_offset()..]
+        .trim_ascii_start()
+        .strip_prefix(b":")
 }
 
 /// Whether `line` may be a JSON record or a line of a pretty-printed one (`json_log_text`):
