@@ -509,9 +509,11 @@ fn is_clock_time(text: &[u8]) -> bool {
     let Some(time) = std::str::from_utf8(text).ok().filter(|t| is_timestamp(t)) else {
         return false;
     };
+    // It ends with the thread id's digits: `HH:MM:SS`, without a fraction or a zone.
     let b = &time.as_bytes()[time.len() - 8..];
+    let digits = [0, 1, 3, 4, 6, 7].iter().all(|&at| b[at].is_ascii_digit());
     let two = |at: usize| (b[at] - b'0') * 10 + (b[at + 1] - b'0');
-    two(0) < 24 && two(3) < 60 && two(6) <= 60
+    digits && two(0) < 24 && two(3) < 60 && two(6) <= 60
 }
 
 /// Start of the run of (at most 10) digits ending at `end`.
