@@ -1037,21 +1037,7 @@ fn every_fixture_told_in_2_30_forms_reads_the_same() {
         r"( NCCL INFO )((?:ncclComm\w+ )?comm 0x[0-9a-f]+ rank (\d+) nranks \d+ .*- Init START)",
     )
     .unwrap();
-    let summary = |log: &[u8]| {
-        let a = netcheck::logscan::analyze_reader(
-            std::io::Cursor::new(log.to_vec()),
-            "t.log",
-            &netcheck::logscan::Options::default(),
-        )
-        .expect("in memory");
-        let mut ids: Vec<_> = a.findings.iter().map(|f| f.id.clone()).collect();
-        ids.sort();
-        let phases: Vec<_> = a.per_rank.iter().map(|r| r.last_phase.clone()).collect();
-        format!(
-            "{:?} {:?} {:?} {ids:?} {phases:?}",
-            a.inter_node_transport, a.socket_fallback, a.verdict
-        )
-    };
+    let summary = |log: &[u8]| reading_of(log, true);
     let mut retold = 0;
     for path in whole_fixture_logs() {
         let log = std::fs::read(&path).unwrap();
