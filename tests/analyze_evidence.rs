@@ -1110,8 +1110,8 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
 /// Logs exported from where clusters keep them: Elasticsearch/OpenSearch hits (`_source`),
 /// Cloud Logging's structured entries (`jsonPayload`) and `gcloud logging read
 /// --format=json` (a pretty-printed array), `aws logs filter-log-events` (pretty-printed,
-/// `message` among other keys), OpenTelemetry records (`body.stringValue`), one object of an
-/// array per line. Every fixture told in each reads as its text does.
+/// `message` among other keys), OpenTelemetry records (`body.stringValue`), Splunk's search
+/// export (`result._raw`), one object of an array per line. Every fixture told in each reads as its text does.
 #[test]
 fn every_fixture_exported_as_json_reads_the_same() {
     use serde_json::json;
@@ -1134,6 +1134,7 @@ fn every_fixture_exported_as_json_reads_the_same() {
             ),
             one_per_line(&|l| json!({"jsonPayload": {"message": l}, "severity": "INFO"})),
             one_per_line(&|l| json!({"timeUnixNano": "1", "body": {"stringValue": l}})),
+            one_per_line(&|l| json!({"preview": false, "result": {"_raw": l, "host": "h"}})),
             pretty(json!(
                 lines
                     .iter()

@@ -103,9 +103,10 @@ mod json_record {
         self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
     };
 
-    /// The keys that hold a record's log text, in the order they are taken; the last is
-    /// OpenTelemetry's string value (`"body": {"stringValue": "..."}`).
-    pub const TEXT_KEYS: [&str; 8] = [
+    /// The keys that hold a record's log text, in the order they are taken: then
+    /// OpenTelemetry's string value (`"body": {"stringValue": "..."}`), Splunk's raw event
+    /// (`_raw`), Azure Monitor's container logs (`LogEntry`, `LogMessage` in ContainerLogV2).
+    pub const TEXT_KEYS: [&str; 11] = [
         "log",
         "message",
         "msg",
@@ -114,13 +115,23 @@ mod json_record {
         "textPayload",
         "body",
         "stringValue",
+        "_raw",
+        "LogEntry",
+        "LogMessage",
     ];
 
     /// The keys whose object holds the record when its text is not at the top, in the order
     /// they are taken: Elasticsearch's and OpenSearch's hits (`_source`), Cloud Logging's
     /// structured entries (`jsonPayload`), Datadog's export (`content`, `attributes`),
-    /// OpenTelemetry's log records (`body`).
-    pub const NEST_KEYS: [&str; 5] = ["_source", "jsonPayload", "content", "attributes", "body"];
+    /// OpenTelemetry's log records (`body`), Splunk's search export (`result`).
+    pub const NEST_KEYS: [&str; 6] = [
+        "_source",
+        "jsonPayload",
+        "content",
+        "attributes",
+        "body",
+        "result",
+    ];
 
     /// The value under each of `TEXT_KEYS`, if it is a string, and the text found in the
     /// object under each of `NEST_KEYS`, if it is one that holds a text (for a repeated key,
@@ -781,6 +792,19 @@ mod tests {
                 format!(r#"{{"body":{{"stringValue":"{line}"}}}}"#),
                 Some(line),
             ),
+            // Splunk's search export, Azure Monitor's ContainerLog and ContainerLogV2.
+            (
+                format!(r#"{{"preview":false,"result":{{"_raw":"{line}","host":"h"}}}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"LogEntry":"{line}","Computer":"n"}}"#),
+                Some(line),
+            ),
+            (
+                format!(r#"{{"LogMessage":"{line}","PodName":"p"}}"#),
+                Some(line),
+            ),
             (
                 format!(r#"{{"_source":{{"message":"x"}},"log":"{line}"}}"#),
                 Some(line),
@@ -842,6 +866,8 @@ mod tests {
             r#""content""#,
             r#""attributes""#,
             r#""stringValue""#,
+            r#""_raw""#,
+            r#""result""#,
         ];
         let values = [
             r#""h:1:1 [0] NCCL INFO Using network IB\n""#,
