@@ -177,11 +177,8 @@ fn line_number(line: &[u8]) -> Option<(u64, usize)> {
     }
     at += usize::from(mark);
     at += line[at..].iter().take_while(|b| blank(b)).count();
-    let number = std::str::from_utf8(&line[start..start + digits])
-        .ok()?
-        .parse()
-        .ok()?;
-    Some((number, at))
+    let number = super::prefix::parse_u32(&line[start..start + digits])?;
+    Some((u64::from(number), at))
 }
 
 /// Each line of `bytes` (whole lines) without the line number it starts with, in place.
