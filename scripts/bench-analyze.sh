@@ -15,6 +15,9 @@
 #   second thread, so this shows what it costs without that second core.
 #   NETCHECK_BIN=path benchmarks that binary instead of building target/release/netcheck
 #   (e.g. an older build, for before/after numbers).
+#   FLOOR=1 also times benches/analyze_floor.rs: per line only what any analyzer must do
+#   (split lines, find the marker, look up the prefix and the message in hash tables), so
+#   the run shows how much of analyze's time is the analysis proper.
 #
 # The log is generated from the fixture lines under tests/fixtures/logs (real H200 captures
 # and hand-written grammar logs), each block rewritten to another host and pid, so the
@@ -48,6 +51,13 @@ trap cleanup EXIT
 if [[ -z ${NETCHECK_BIN:-} ]]; then
   echo "building release binary..." >&2
   (cd "$root" && cargo build --release --quiet)
+fi
+floor=
+if [[ ${FLOOR:-0} == 1 ]]; then
+  echo "building the floor bench..." >&2
+  floor=$(cd "$root" && cargo bench --no-run --bench analyze_floor 2>&1 | sed -n 's/.*Executable .*(\(.*\))$/\1/p')
+  [[ -x $root/$floor ]] || { echo "could not build benches/analyze_floor.rs" >&2; exit 1; }
+  floor=$root/$floor
 fi
 
 generate() {
@@ -120,6 +130,7 @@ for _ in $(seq "$runs"); do
   keep grepE $(run_once grep -c -E "via NET/|Using network" "$log")
   keep analyze $(run_once "$bin" analyze --format json "$log")
   keep grep $(run_once grep -c NCCL "$log")
+  [[ -z $floor ]] || keep floor $(run_once "$floor" "$log")
 done
 
 ratio=$(awk "BEGIN{printf \"%.2f\", ${wall[analyze]} / ${wall[grep]}}")
@@ -136,6 +147,9 @@ echo "input:    $((bytes / 1048576)) MiB, $lines lines, MIX=${MIX:-0}, FORM=$for
 echo "grep -c -E 'via NET/|Using network': ${wall[grepE]}s wall, ${cpu[grepE]}s CPU  (peak RSS ${rss[grepE]} KiB)"
 echo "grep -c NCCL:             ${wall[grep]}s wall, ${cpu[grep]}s CPU  (peak RSS ${rss[grep]} KiB)"
 echo "netcheck analyze (json):  ${wall[analyze]}s wall, ${cpu[analyze]}s CPU  (peak RSS ${rss[analyze]} KiB, ${mibs} MiB/s)"
+if [[ -n $floor ]]; then
+  echo "floor (benches/analyze_floor.rs): ${wall[floor]}s wall, ${cpu[floor]}s CPU  (peak RSS ${rss[floor]} KiB)"
+fi
 echo "ratio analyze/grep -E:    ${ratioE}x wall  (target <= 1.0x), ${cpu_ratioE}x CPU  (target <= 1.5x)"
 echo "ratio analyze/grep NCCL:  ${ratio}x wall, ${cpu_ratio}x CPU"
 "$bin" analyze --format json "$log" | python3 -c 'import json,sys; a=json.load(sys.stdin); print("analysis: transport", a["inter_node_transport"], "ranks tracked", len(a["per_rank"]), "findings", [f["id"] for f in a["findings"]])'
