@@ -1056,10 +1056,11 @@ fn every_fixture_told_in_2_30_forms_reads_the_same() {
 /// `kubectl logs --timestamps` (and `docker logs -t`) puts an RFC 3339 time in front of every
 /// line; a node's own files under `/var/log/pods` (CRI) add the stream and a tag; syslog
 /// writes the day in words before the host and program, `date` with the year after; docker
-/// compose and CloudWatch put columns between bars in front. A record that lost NCCL's `host:pid` prefix is told apart
-/// by its wrapper's tag, and the time was read as that tag: each such line became a rank of
-/// its own. Every fixture told with a time on each line, in each of these forms, reads as it
-/// does without.
+/// compose and CloudWatch put columns between bars in front; `ts '%.s'` writes seconds since
+/// the epoch, the kernel's log seconds since boot. A record that lost NCCL's `host:pid`
+/// prefix is told apart by its wrapper's tag, and the time was read as that tag: each such
+/// line became a rank of its own. Every fixture told with a time on each line, in each of
+/// these forms, reads as it does without.
 #[test]
 fn every_fixture_told_with_timestamps_reads_the_same() {
     // `tags`: compare the wrappers' tags too (syslog's host and program are one).
@@ -1068,12 +1069,12 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
     for path in whole_fixture_logs() {
         let log = std::fs::read(&path).unwrap();
         let plain = [summary(&log, false), summary(&log, true)];
-        for form in 0..9 {
+        for form in 0..11 {
             let mut timed = Vec::new();
             for (n, line) in log.split_inclusive(|&b| b == b'\n').enumerate() {
                 // A JSON record stays one: kubectl shows the text inside it (line numbers
                 // go before it too).
-                if !line.starts_with(b"{") || form >= 7 {
+                if !line.starts_with(b"{") || form == 7 || form == 8 {
                     let (s, us) = (n / 1000 % 60, n * 137 % 1_000_000);
                     let time = match form {
                         0 => format!("2026-12-06T22:00:{s:02}.{us:06}Z "),
@@ -1086,7 +1087,10 @@ fn every_fixture_told_with_timestamps_reads_the_same() {
                         6 => format!("Sun Dec  6 22:00:{s:02} 2026<stdout>:"),
                         // Line numbers: `cat -n`, `grep -n`.
                         7 => format!("{:6}\t", n + 1),
-                        _ => format!("{}:", n + 1),
+                        8 => format!("{}:", n + 1),
+                        // Seconds since the epoch (`ts '%.s'`), since boot (the kernel's log).
+                        9 => format!("{}.{us:06} ", 1_765_058_400 + n),
+                        _ => format!("[{:5}.{us:06}] ", n / 100),
                     };
                     timed.extend_from_slice(time.as_bytes());
                 }

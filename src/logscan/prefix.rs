@@ -642,9 +642,12 @@ fn warn_location_at_end(text: &str) -> Option<usize> {
 /// and journald's ISO times come first); only a timestamp between other words makes a new
 /// string.
 fn without_timestamps(tag: &str) -> Option<Cow<'_, str>> {
-    // Every form has a `:` (the time) or a `-` or `/` (the date): most tags have neither
-    // (Ray's, torch's), and are not split into words at all.
-    if !tag.bytes().any(|b| matches!(b, b':' | b'-' | b'/')) {
+    // Every form has a `:` (the time), a `-` or `/` (the date) or a `.` (seconds with a
+    // fraction), or starts with a digit (seconds since the epoch): most tags have none of
+    // these (torch's, mpirun's), and are not split into words at all.
+    if !tag.starts_with(|c: char| c.is_ascii_digit())
+        && !tag.bytes().any(|b| matches!(b, b':' | b'-' | b'/' | b'.'))
+    {
         return None;
     }
     let mut words: Vec<&str> = Vec::new();
@@ -687,9 +690,15 @@ fn without_timestamps(tag: &str) -> Option<Cow<'_, str>> {
 /// NCCL 2.26+'s WARN time), and the words around such a time: syslog's and `date`'s
 /// (`Dec  6 22:00:00`, `Sun Dec  6 22:00:00 2026`) and the stream and tag of the CRI log
 /// format, which a node keeps under `/var/log/pods` (`2026-12-06T22:00:00.1Z stdout F`).
-/// A bare number stays: `srun -l` tags lines with the rank (`12: `).
+/// Seconds count too (`is_seconds`), with the bracket the kernel's log opens before them
+/// (`[   12.345678]`). A small bare number stays: `srun -l` tags lines with the rank (`12: `).
 fn timestamp_words(words: &[&str]) -> Vec<bool> {
     let mut dated: Vec<bool> = words.iter().map(|w| is_timestamp(w)).collect();
+    for at in 1..words.len() {
+        if words[at - 1] == "[" && dated[at] && words[at].ends_with(']') {
+            dated[at - 1] = true;
+        }
+    }
     for at in 0..words.len() {
         let word = words[at].trim_matches(['[', ']', '(', ')', ',']);
         let time = is_time_of_day(word);
@@ -738,7 +747,20 @@ fn is_timestamp(word: &str) -> bool {
     {
         return b.len() == 10 || (matches!(b[10], b'T' | b'_') && is_time_of_day(&word[11..]));
     }
-    is_time_of_day(word)
+    is_time_of_day(word) || is_seconds(word)
+}
+
+/// Seconds as loggers count them: with a fraction (`1765058400.123456` since the epoch:
+/// `ts '%.s'`, `journalctl -o short-unix`, a `%s` time format; `12.345678` since boot: the
+/// kernel's log, `ts -s`), or whole seconds, milli-, micro- or nanoseconds since the epoch
+/// (10, 13, 16 or 19 digits from 2001 on; JSON loggers' `ts`). A launcher's rank is a whole
+/// number, and a short one.
+fn is_seconds(word: &str) -> bool {
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    match word.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(word) && matches!(word.len(), 10 | 13 | 16 | 19) && word.starts_with('1'),
+    }
 }
 
 /// `HH:MM:SS`, then an optional fraction (`.` or `,`) and zone (`Z`, `+01:00`, `-0500`,
@@ -1243,6 +1265,16 @@ mod tests {
             (b"2026-12-06T22:00:00.1Z stdout F ", None),
             (b"2026-12-06T22:00:00.1Z stderr P [rank3]:", Some("[rank3]")),
             (b"stdout F ", Some("stdout F")),
+            // Seconds: since the epoch (with a fraction, or in milliseconds), since boot in
+            // the kernel's brackets. Whole short numbers are `srun -l`'s ranks; an address
+            // is a host.
+            (b"1765058400.123456 ", None),
+            (b"1765058400123 [1,3]<stdout>:", Some("[1,3]")),
+            (b"[   12.345678] ", None),
+            (b"[12.345678] node-3: ", Some("node-3")),
+            (b"12: ", Some("12")),
+            (b"10.0.0.2: ", Some("10.0.0.2")),
+            (b"(w pid=7, ip=10.0.0.2) ", Some("(w pid=7, ip=10.0.0.2)")),
             // A WARN's source location with the prefix cut away is no wrapper either.
             (b"misc/ibvwrap.cc:212 ", None),
             (
