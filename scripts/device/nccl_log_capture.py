@@ -5,6 +5,8 @@ all output interleaved on stdout the way a user would pipe it into `netcheck ana
 Scenario knobs come from the environment, set per rank by the caller:
   FAKE_HOSTS=1        each rank gets its own NCCL_HOSTID (NCCL sees N nodes, uses its network path)
   HANG_RANK=r         rank r never joins NCCL init (the others hang in init; the caller kills them)
+  WORLD=n             n ranks (default: one per GPU); ranks share GPUs round robin, which NCCL
+                      allows only between different NCCL_HOSTIDs (FAKE_HOSTS=1)
 """
 import os, sys, time
 import torch, torch.distributed as dist, torch.multiprocessing as mp
@@ -14,7 +16,7 @@ def worker(rank, world, port):
     if os.environ.get("FAKE_HOSTS") == "1":
         os.environ["NCCL_HOSTID"] = f"fakehost{rank}"
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.cuda.set_device(rank)
+    torch.cuda.set_device(rank % torch.cuda.device_count())
     dist.init_process_group("nccl", rank=rank, world_size=world)
     if os.environ.get("HANG_RANK") == str(rank):
         time.sleep(3600)
@@ -29,5 +31,5 @@ def worker(rank, world, port):
 
 
 if __name__ == "__main__":
-    world = torch.cuda.device_count()
+    world = int(os.environ.get("WORLD") or torch.cuda.device_count())
     mp.spawn(worker, args=(world, 29500 + os.getpid() % 1000), nprocs=world)
