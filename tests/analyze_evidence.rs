@@ -992,7 +992,7 @@ gb-0:1:1 [0] NCCL INFO init.cc:1500 -> 5
 /// The captured and the grammar fixture logs (`logs/h200`, `logs/grammar`), in name order.
 fn whole_fixture_logs() -> Vec<std::path::PathBuf> {
     let mut paths = Vec::new();
-    for dir in ["h200", "grammar"] {
+    for dir in ["h200", "grammar", "debug"] {
         let mut logs: Vec<_> = std::fs::read_dir(crate::util::fixture(&format!("logs/{dir}")))
             .unwrap()
             .map(|e| e.unwrap().path())

@@ -4,6 +4,7 @@ mod excerpt;
 mod util;
 
 mod analyze;
+mod analyze_debug;
 mod analyze_evidence;
 mod analyze_kube;
 mod analyze_props;

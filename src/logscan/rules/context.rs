@@ -7,15 +7,32 @@ use crate::logscan::analysis::{Finding, Severity, Transport};
 /// No NCCL line at all (an empty file, `</dev/null`, an empty `kubectl logs`, a log captured
 /// without NCCL_DEBUG=INFO): nothing to judge. An error, so that it never reads as a pass;
 /// `netcheck analyze` exits 2 on it (bad input: nothing to judge), not 1.
+///
+/// With `NCCL_DEBUG=VERSION`, or `WARN` and nothing to warn about, NCCL prints its version
+/// banner alone (`NCCL version 2.28.9+cuda13.0`, checked on the GPU host): the message then
+/// says so and shows the banner, rather than that NCCL printed nothing.
 pub fn no_nccl_lines(ctx: &Ctx, out: &mut Vec<Finding>) {
     if ctx.facts.nccl_records > 0 {
         return;
     }
+    let (message, evidence) = match ctx.facts.job_versions.first() {
+        Some(banner) => (
+            format!(
+                "only NCCL's version banner (NCCL {}), no NCCL INFO line: nothing to judge (the job ran with NCCL_DEBUG=VERSION or WARN)",
+                banner.value
+            ),
+            vec![banner.evidence.clone()],
+        ),
+        None => (
+            "no NCCL lines at all: nothing to judge (an empty input, or a log captured without NCCL_DEBUG=INFO)".to_string(),
+            vec![],
+        ),
+    };
     out.push(finding(
         NO_NCCL_LINES,
         Severity::Error,
-        "no NCCL lines at all: nothing to judge (an empty input, or a log captured without NCCL_DEBUG=INFO)".to_string(),
-        vec![],
+        message,
+        evidence,
         Some(DEBUG_HINT.into()),
     ));
 }

@@ -1,0 +1,150 @@
+//! Real logs under NCCL's and libfabric's own debug settings (tests/fixtures/logs/debug,
+//! captured on the GPU host by scripts/device/log-shapes.sh): which subsystems print,
+//! timestamps on every line, libfabric's log in between, the quieter debug levels. Each case
+//! changes how the job logs, not what NCCL did; the labels say what `analyze` must answer.
+
+use std::path::PathBuf;
+
+use netcheck::logscan::{Analysis, Options, analyze_paths};
+use serde::Deserialize;
+
+use crate::util::{fixture, netcheck};
+
+#[derive(Deserialize)]
+struct Label {
+    case: String,
+    /// The case this one logs differently: the same run of NCCL.
+    same_as: Option<String>,
+    analyze: Want,
+}
+
+#[derive(Deserialize)]
+struct Want {
+    transport: String,
+    fallback: Option<bool>,
+    verdict: String,
+    exit: i32,
+    findings: Vec<String>,
+}
+
+fn labels() -> Vec<Label> {
+    let text = std::fs::read_to_string(fixture("logs/debug/labels.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn log(case: &str) -> PathBuf {
+    fixture(&format!("logs/debug/{case}.log"))
+}
+
+fn analysis(case: &str) -> Analysis {
+    analyze_paths(&[log(case)], &Options::default()).unwrap()
+}
+
+#[test]
+fn every_log_is_labelled_once() {
+    let mut labelled: Vec<String> = labels().into_iter().map(|l| l.case).collect();
+    labelled.sort();
+    let mut logs: Vec<String> = std::fs::read_dir(fixture("logs/debug"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    logs.sort();
+    assert_eq!(labelled, logs);
+    assert!(logs.len() >= 16, "{logs:?}");
+}
+
+/// `netcheck analyze --format json` on each log: transport, fallback, verdict, exit code and
+/// the findings, all of them.
+#[test]
+fn each_log_reads_as_labelled() {
+    for label in labels() {
+        let out = netcheck()
+            .args(["analyze", "--format", "json"])
+            .arg(log(&label.case))
+            .output()
+            .unwrap();
+        let case = &label.case;
+        let want = &label.analyze;
+        assert_eq!(out.status.code(), Some(want.exit), "{case}");
+        let a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(a["inter_node_transport"], want.transport.as_str(), "{case}");
+        assert_eq!(a["socket_fallback"].as_bool(), want.fallback, "{case}");
+        assert_eq!(a["verdict"], want.verdict.as_str(), "{case}");
+        let mut ids: Vec<&str> = a["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap())
+            .collect();
+        ids.sort();
+        assert_eq!(ids, want.findings, "{case}");
+    }
+}
+
+/// A variant reads as the case it logs differently: the same transport, nodes, ranks,
+/// networks, and per rank the same host, device, rank and connections.
+#[test]
+fn each_variant_reads_as_its_base_case() {
+    let summary = |a: &Analysis| {
+        let rows: Vec<String> = a
+            .per_rank
+            .iter()
+            .map(|r| {
+                // Each capture ran its own processes: their pids differ.
+                let who = (&r.host, r.cuda_dev, r.rank, r.nodes);
+                format!(
+                    "{:?}",
+                    (who, r.inter_node_transport, &r.transports, &r.connections)
+                )
+            })
+            .collect();
+        format!(
+            "{:?}",
+            (
+                a.inter_node_transport,
+                a.socket_fallback,
+                a.nodes,
+                a.ranks,
+                &a.networks,
+                rows
+            )
+        )
+    };
+    let mut variants = 0;
+    for label in labels() {
+        let Some(base) = &label.same_as else {
+            continue;
+        };
+        variants += 1;
+        assert_eq!(
+            summary(&analysis(&label.case)),
+            summary(&analysis(base)),
+            "{} against {base}",
+            label.case
+        );
+    }
+    assert!(variants >= 11, "{variants}");
+}
+
+/// `NCCL_DEBUG=VERSION`, or `WARN` with nothing to warn about: NCCL prints its banner alone.
+/// Nothing to judge (exit 2), and the message says why rather than that NCCL printed nothing.
+#[test]
+fn a_version_banner_alone_says_which_debug_level_printed_it() {
+    for case in ["socket-debug-warn", "socket-debug-version"] {
+        let a = analysis(case);
+        let finding = a.findings.iter().find(|f| f.id == "no-nccl-lines").unwrap();
+        assert!(
+            finding
+                .message
+                .contains("only NCCL's version banner (NCCL 2.28.9)")
+                && finding.message.contains("NCCL_DEBUG=VERSION or WARN"),
+            "{case}: {}",
+            finding.message
+        );
+        assert_eq!(finding.evidence.len(), 1, "{case}");
+        assert_eq!(finding.evidence[0].text, "NCCL version 2.28.9+cuda13.0");
+        assert_eq!(finding.evidence[0].line, 1);
+    }
+}
