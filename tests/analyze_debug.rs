@@ -148,3 +148,18 @@ fn a_version_banner_alone_says_which_debug_level_printed_it() {
         assert_eq!(finding.evidence[0].line, 1);
     }
 }
+
+/// PyTorch's NCCL error ends with the version too, whatever NCCL_DEBUG was: that is no banner,
+/// and the message stays that the log has no NCCL lines.
+#[test]
+fn pytorchs_error_with_the_version_is_no_banner() {
+    let log = "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n";
+    let a = netcheck::logscan::analyze_reader(log.as_bytes(), "t", &Options::default()).unwrap();
+    let finding = a.findings.iter().find(|f| f.id == "no-nccl-lines").unwrap();
+    assert!(
+        finding.message.starts_with("no NCCL lines at all"),
+        "{}",
+        finding.message
+    );
+    assert_eq!(a.nccl_versions, ["2.21.5"]);
+}

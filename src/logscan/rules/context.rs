@@ -15,7 +15,14 @@ pub fn no_nccl_lines(ctx: &Ctx, out: &mut Vec<Finding>) {
     if ctx.facts.nccl_records > 0 {
         return;
     }
-    let (message, evidence) = match ctx.facts.job_versions.first() {
+    // The banner, not PyTorch's error text, which ends with the version too (`NCCL error in:
+    // ..., unhandled system error, NCCL version 2.21.5`) and is printed whatever NCCL_DEBUG is.
+    let banner = ctx
+        .facts
+        .job_versions
+        .iter()
+        .find(|v| !v.evidence.text.to_ascii_lowercase().contains("error"));
+    let (message, evidence) = match banner {
         Some(banner) => (
             format!(
                 "only NCCL's version banner (NCCL {}), no NCCL INFO line: nothing to judge (the job ran with NCCL_DEBUG=VERSION or WARN)",
