@@ -74,6 +74,9 @@ fn transport_fallback_and_gdr_of_every_fixture() {
         ("grammar/pasted-no-prefix.log", Ib, Some(false), Some(true), Verdict::Pass),
         ("grammar/ib-no-gdr.log", Ib, Some(false), Some(false), Verdict::Warn),
         ("grammar/roce-2node-pdsh.log", Roce, Some(false), Some(true), Verdict::Pass),
+        // aws-ofi-nccl over libfabric's verbs provider is IB verbs; over cxi (Slingshot) another fabric.
+        ("grammar/ofi-verbs-ib.log", Ib, Some(false), Some(true), Verdict::Pass),
+        ("grammar/ofi-cxi-slingshot.log", Other, Some(false), Some(true), Verdict::Pass),
         ("grammar/hpcx-ibext-roce.log", Roce, Some(false), Some(true), Verdict::Pass),
         ("grammar/ib-disabled-socket.log", Socket, Some(true), Some(false), Verdict::Fail),
         ("grammar/fastsocket.log", Socket, Some(false), Some(false), Verdict::Pass),

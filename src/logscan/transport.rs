@@ -982,27 +982,7 @@ fn network_transport_why(
     } else if lower.contains("tcpx") || lower.contains("fastrak") {
         (Transport::Tcpx, vec![])
     } else if is_ib_module(&lower) {
-        let own: Vec<String> = process
-            .ib_devices
-            .iter()
-            .map(|d| d.link_layer.to_ascii_lowercase())
-            .collect();
-        let layers = if own.is_empty() {
-            &job.link_layers
-        } else {
-            &own
-        };
-        if layers.is_empty() {
-            // NCCL's IB verbs module (net_ib.cc; HPC-X's IBext and the SHARP plugin are
-            // built on it) runs over InfiniBand and RoCE alike. Without the port list
-            // (`NET/IB : Using [0]mlx5_0:1/IB|RoCE`, the only per-port link-layer evidence)
-            // it is `ib`: RDMA either way, and RoCE is the refinement a port must show.
-            (Transport::Ib, vec![])
-        } else if layers.iter().all(|l| l == "roce") {
-            (Transport::Roce, vec![Basis::LinkLayer])
-        } else {
-            (Transport::Ib, vec![Basis::LinkLayer])
-        }
+        verbs_transport(process, job)
     } else if lower.contains("libfabric") || lower == "ofi" || lower == "aws ofi" {
         let provider = process
             .ofi_provider
@@ -1010,6 +990,12 @@ fn network_transport_why(
             .map(|f| f.value.clone())
             .or_else(|| job.provider.clone());
         match provider {
+            // libfabric's verbs provider is RDMA over the same IB verbs as NCCL's IB module.
+            Some(p) if provider_transport(&p) == Transport::Ib => {
+                let (t, mut basis) = verbs_transport(process, job);
+                basis.insert(0, Basis::OfiProvider);
+                (t, basis)
+            }
             Some(p) => (provider_transport(&p), vec![Basis::OfiProvider]),
             None if process
                 .ofi_filter
@@ -1028,12 +1014,41 @@ fn network_transport_why(
     }
 }
 
-/// A libfabric provider name → transport: `efa` is EFA; `tcp;ofi_rxm`, `tcp`, `sockets`, `udp`
-/// are plain TCP/IP inside libfabric; anything else (`cxi`, `verbs;ofi_rxm`) is some other fabric.
+/// IB verbs (NCCL's IB module, a plugin built on it, libfabric's verbs provider): `ib`, or
+/// `roce` where every port's link layer says RoCE. They run over InfiniBand and RoCE alike,
+/// and the port list (`NET/IB : Using [0]mlx5_0:1/IB|RoCE`) is the only per-port link-layer
+/// evidence.
+fn verbs_transport(process: &Process, job: &JobContext) -> (Transport, Vec<Basis>) {
+    let own: Vec<String> = process
+        .ib_devices
+        .iter()
+        .map(|d| d.link_layer.to_ascii_lowercase())
+        .collect();
+    let layers = if own.is_empty() {
+        &job.link_layers
+    } else {
+        &own
+    };
+    if layers.is_empty() {
+        // RDMA either way; RoCE is the refinement a port must show.
+        (Transport::Ib, vec![])
+    } else if layers.iter().all(|l| l == "roce") {
+        (Transport::Roce, vec![Basis::LinkLayer])
+    } else {
+        (Transport::Ib, vec![Basis::LinkLayer])
+    }
+}
+
+/// A libfabric provider name → transport: `efa` is EFA; `verbs;ofi_rxm` (libfabric over IB
+/// verbs) is `ib`, refined by the ports' link layer where the caller knows it; `tcp;ofi_rxm`,
+/// `tcp`, `sockets`, `udp` are plain TCP/IP inside libfabric; anything else (`cxi` on
+/// Slingshot, `psm3`, `opx`) is some other fabric.
 pub fn provider_transport(provider: &str) -> Transport {
     let lower = provider.to_ascii_lowercase();
     if lower.starts_with("efa") {
         Transport::Efa
+    } else if lower.starts_with("verbs") {
+        Transport::Ib
     } else if is_tcp_provider(&lower) {
         Transport::Socket
     } else {
@@ -1527,7 +1542,26 @@ fn gdr(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Option<bool
 
 #[cfg(test)]
 mod tests {
-    use super::{names_rdma_network, names_rdma_plugin};
+    use super::{Transport, names_rdma_network, names_rdma_plugin, provider_transport};
+
+    #[test]
+    fn libfabric_providers_by_what_they_run_over() {
+        for (provider, transport) in [
+            ("efa", Transport::Efa),
+            ("efa-direct", Transport::Efa),
+            ("tcp;ofi_rxm", Transport::Socket),
+            ("tcp", Transport::Socket),
+            ("sockets", Transport::Socket),
+            ("udp;ofi_rxd", Transport::Socket),
+            // libfabric over IB verbs: RDMA, refined to RoCE by the link layer where known.
+            ("verbs;ofi_rxm", Transport::Ib),
+            ("verbs", Transport::Ib),
+            ("cxi", Transport::Other),
+            ("psm3", Transport::Other),
+        ] {
+            assert_eq!(provider_transport(provider), transport, "{provider}");
+        }
+    }
 
     #[test]
     fn plugin_names_that_carry_rdma() {
