@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use netcheck::logscan::{Analysis, Options, analyze_paths};
+use netcheck::logscan::{Analysis, Options, Transport, analyze_paths};
 use serde::Deserialize;
 
 use crate::util::{fixture, netcheck};
@@ -162,4 +162,30 @@ fn pytorchs_error_with_the_version_is_no_banner() {
         finding.message
     );
     assert_eq!(a.nccl_versions, ["2.21.5"]);
+}
+
+/// NCCL prints `Connected all rings, use ring PXN 0 GDR 1` over aws-ofi-nccl on libfabric's tcp
+/// provider too, though no connection ran GPUDirect RDMA (no `/GDRDMA`): the flag is no
+/// evidence of GDR, and so none of EFA. With the provider's line gone (an excerpt, a log cut
+/// at the top) the real logs must not read as EFA with GDR.
+#[test]
+fn gdr_1_after_the_rings_is_not_gpudirect_rdma() {
+    for rel in ["logs/debug/ofi-tcp.log", "logs/ofi/ofi-fi-tcp/rank-0.log"] {
+        let text = std::fs::read_to_string(fixture(rel)).unwrap();
+        assert!(text.contains("use ring PXN 0 GDR 1"), "{rel}");
+        assert!(!text.contains("/GDRDMA"), "{rel}");
+        let cut: String = text
+            .lines()
+            .filter(|l| !l.contains("Selected provider"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let a =
+            netcheck::logscan::analyze_reader(cut.as_bytes(), rel, &Options::default()).unwrap();
+        assert_ne!(a.inter_node_transport, Transport::Efa, "{rel}: {:?}", a.why);
+        assert_ne!(a.gdr, Some(true), "{rel}");
+        // The full log: libfabric's tcp provider, no GDR.
+        let a = analyze_paths(&[fixture(rel)], &Options::default()).unwrap();
+        assert_eq!(a.inter_node_transport, Transport::Socket, "{rel}");
+        assert_eq!(a.gdr, Some(false), "{rel}");
+    }
 }

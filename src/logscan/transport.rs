@@ -720,16 +720,14 @@ fn rank_transport(
     let mut best: Option<(Transport, &super::facts::ConnSeen)> = None;
     for conn in rank.conns.iter().filter(|c| c.is_network()) {
         let name = conn.network.as_deref().unwrap_or_default();
-        let (t, _) =
-            network_transport_why(name, process, job, conn.gdr || rank.ring_gdr == Some(true));
+        let (t, _) = network_transport_why(name, process, job, conn.gdr);
         if best.is_none_or(|(b, _)| badness(t) < badness(b)) {
             best = Some((t, conn));
         }
     }
     if let Some((_, conn)) = best {
         let name = conn.network.as_deref().unwrap_or_default();
-        let (t, mut basis) =
-            network_transport_why(name, process, job, conn.gdr || rank.ring_gdr == Some(true));
+        let (t, mut basis) = network_transport_why(name, process, job, conn.gdr);
         basis.insert(0, Basis::ChannelLines);
         let why = describe_network(name, t, process, job, &basis);
         return Some(RankDecision {
@@ -863,9 +861,10 @@ fn mnnvl_forced(process: &Process) -> bool {
 /// `Using network X`, else a plugin naming itself, else aws-ofi-nccl's provider, else the
 /// version's init sequence (2.3–2.5 print no `Using network`).
 fn module_transport(rank: &Rank, process: &Process, job: &JobContext) -> Option<RankDecision> {
-    let gdr = rank.ring_gdr == Some(true);
+    // No connection line, so no `/GDRDMA` to go by (`Connected all rings … GDR 1` is no
+    // evidence of it: see `gdr`).
     let decision = |name: &str, first: Basis, evidence: &Evidence| {
-        let (t, mut basis) = network_transport_why(name, process, job, gdr);
+        let (t, mut basis) = network_transport_why(name, process, job, false);
         basis.insert(0, first);
         let why = describe_network(name, t, process, job, &basis);
         RankDecision {
@@ -1530,14 +1529,18 @@ fn gdr(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Option<bool
     if any_net {
         return Some(any_gdr);
     }
-    // No connection lines: `Connected all rings ... GDR x` of multi-node communicators.
-    let multi_node_gdr = facts
+    // No connection lines: `Connected all rings, use ring PXN x GDR 0` of a multi-node
+    // communicator says its network connections ran without GPUDirect RDMA (NCCL's Socket
+    // prints it). `GDR 1` proves nothing: NCCL 2.28.9 printed it over aws-ofi-nccl on
+    // libfabric's tcp provider, whose connections had no `/GDRDMA` (tests/fixtures/logs/ofi),
+    // and on one host with no network connection at all.
+    let multi_node_without_gdr = facts
         .ranks
         .iter()
         .enumerate()
         .filter(|(i, _)| matches!(per_rank[*i], Some((t, _)) if t != Transport::None))
-        .filter_map(|(_, r)| r.ring_gdr);
-    multi_node_gdr.reduce(|a, b| a || b)
+        .any(|(_, r)| r.ring_gdr == Some(false));
+    multi_node_without_gdr.then_some(false)
 }
 
 #[cfg(test)]

@@ -359,6 +359,8 @@ pub struct Rank {
     pub phase_mark: Option<LineMark>,
     pub open_inits: Vec<OpenInit>,
     pub completed_inits: u64,
+    /// `Connected all rings, use ring PXN x GDR y`: NCCL's flag as printed. Only `GDR 0`
+    /// is evidence (of network connections without GPUDirect RDMA); see `transport::gdr`.
     pub ring_gdr: Option<bool>,
     /// The most ranks a ring listing of this rank showed (every rank of its communicator).
     pub ring_ranks: u32,
