@@ -189,3 +189,39 @@ fn gdr_1_after_the_rings_is_not_gpudirect_rdma() {
         assert_eq!(a.gdr, Some(false), "{rel}");
     }
 }
+
+/// Two ranks on one host that NCCL counted as two nodes because `NCCL_HOSTID` differs: the
+/// traffic between them never left the machine, whether or not the log shows the NET links
+/// (an excerpt, `NCCL_DEBUG_SUBSYS` without them). Without the links the real logs must read
+/// as with them: no fallback, the same verdict.
+#[test]
+fn one_machine_split_by_nccl_hostid_without_its_net_links() {
+    for rel in [
+        "logs/debug/ofi-tcp.log",
+        "logs/debug/ofi-efa.log",
+        "logs/h200/fakehosts-plugin-missing.log",
+        "logs/h200/fakehosts-socket.log",
+    ] {
+        let text = std::fs::read_to_string(fixture(rel)).unwrap();
+        assert!(text.contains("NCCL_HOSTID set by environment"), "{rel}");
+        let cut: String = text
+            .lines()
+            .filter(|l| !l.contains("via NET/"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let full = analyze_paths(&[fixture(rel)], &Options::default()).unwrap();
+        let a =
+            netcheck::logscan::analyze_reader(cut.as_bytes(), rel, &Options::default()).unwrap();
+        assert_eq!(full.socket_fallback, Some(false), "{rel}");
+        assert_eq!(
+            (a.inter_node_transport, a.socket_fallback, a.verdict),
+            (
+                full.inter_node_transport,
+                full.socket_fallback,
+                full.verdict
+            ),
+            "{rel}: {:?}",
+            a.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
+        );
+    }
+}

@@ -1427,6 +1427,37 @@ pub enum OneHost {
     NothingElseShown,
 }
 
+/// NCCL counted several nodes, yet they are one machine split (`NCCL_HOSTID`, or P2P and SHM
+/// disabled: how `netcheck run --simulate-nodes` exercises the network path): every rank shown
+/// shares one host name, and the log shows a cause, set in the environment NCCL echoes, or
+/// more GPUs on the host than NCCL put on one node (`localRanks`). A lone pod's log of a
+/// multi-node job shows one host too: it takes two ranks on the host and one of these to
+/// tell. `Some` with the cause's lines (at most two; none for the GPU count).
+pub fn machine_split(
+    facts: &Facts,
+    hosts: &[String],
+    ranks_seen: usize,
+    nodes: Option<u32>,
+) -> Option<Vec<Evidence>> {
+    if hosts.len() != 1 || ranks_seen < 2 || nodes.is_none_or(|n| n <= 1) {
+        return None;
+    }
+    let causes = ["NCCL_HOSTID", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"];
+    let evidence: Vec<Evidence> = facts
+        .processes
+        .iter()
+        .flat_map(|p| causes.iter().filter_map(|var| p.env(var)))
+        .map(|f| f.evidence.clone())
+        .take(2)
+        .collect();
+    let per_node = facts.ranks.iter().filter_map(|r| r.local_ranks).max();
+    let mut devices: Vec<u32> = facts.ranks.iter().filter_map(|r| r.dev).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let more_than_a_node = per_node.is_some_and(|n| devices.len() > n as usize);
+    (!evidence.is_empty() || more_than_a_node).then_some(evidence)
+}
+
 /// Whether the log shows one machine (see `OneHost`).
 fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<OneHost> {
     if hosts.len() != 1 || facts.header_hosts.len() > 1 || addresses_differ(facts).is_some() {
@@ -1442,7 +1473,9 @@ fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<O
         let any = net_links.peek().is_some();
         let stayed =
             net_links.all(|c| !c.peers.is_empty() && c.peers.iter().all(|p| shown.contains(p)));
-        return (any && stayed).then_some(OneHost::LinksStayed);
+        // Without NET links to go by: NCCL's nodes are one machine split.
+        let split = !any && machine_split(facts, hosts, shown.len(), Some(2)).is_some();
+        return ((any && stayed) || split).then_some(OneHost::LinksStayed);
     }
     if count != NodeCount::Unknown || net_links.peek().is_some() {
         return None;

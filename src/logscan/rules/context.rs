@@ -3,6 +3,7 @@
 
 use super::{Ctx, DEBUG_HINT, finding, first_evidence, list};
 use crate::logscan::analysis::{Finding, Severity, Transport};
+use crate::logscan::transport::machine_split;
 
 /// No NCCL line at all (an empty file, `</dev/null`, an empty `kubectl logs`, a log captured
 /// without NCCL_DEBUG=INFO): nothing to judge. An error, so that it never reads as a pass;
@@ -143,30 +144,10 @@ pub fn single_node(ctx: &Ctx, out: &mut Vec<Finding>) {
 /// P2P/SHM split one machine (how `netcheck run --simulate-nodes` exercises the network path).
 pub fn simulated_nodes(ctx: &Ctx, out: &mut Vec<Finding>) {
     let d = ctx.decision;
-    // A single pod's log shows one host too; it takes two ranks on one host to tell.
     let ranks_seen = d.per_rank.iter().flatten().count();
-    if d.hosts.len() != 1 || ranks_seen < 2 || d.nodes.is_none_or(|n| n <= 1) {
+    let Some(evidence) = machine_split(ctx.facts, &d.hosts, ranks_seen, d.nodes) else {
         return;
-    }
-    let causes = ["NCCL_HOSTID", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"];
-    let evidence: Vec<_> = ctx
-        .facts
-        .processes
-        .iter()
-        .flat_map(|p| causes.iter().filter_map(|var| p.env(var)))
-        .map(|f| f.evidence.clone())
-        .take(2)
-        .collect();
-    // One pod's excerpt of a multi-node job shows one host too: it takes a cause in the log,
-    // or more ranks on the host than NCCL put on one node.
-    let per_node = ctx.facts.ranks.iter().filter_map(|r| r.local_ranks).max();
-    let mut devices: Vec<u32> = ctx.facts.ranks.iter().filter_map(|r| r.dev).collect();
-    devices.sort_unstable();
-    devices.dedup();
-    let more_than_a_node = per_node.is_some_and(|n| devices.len() > n as usize);
-    if evidence.is_empty() && !more_than_a_node {
-        return;
-    }
+    };
     out.push(finding(
         "simulated-nodes",
         Severity::Info,
