@@ -1437,9 +1437,9 @@ pub fn machine_split(
     facts: &Facts,
     hosts: &[String],
     ranks_seen: usize,
-    nodes: Option<u32>,
+    several_nodes: bool,
 ) -> Option<Vec<Evidence>> {
-    if hosts.len() != 1 || ranks_seen < 2 || nodes.is_none_or(|n| n <= 1) {
+    if hosts.len() != 1 || ranks_seen < 2 || !several_nodes {
         return None;
     }
     let causes = ["NCCL_HOSTID", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE"];
@@ -1474,7 +1474,7 @@ fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<O
         let stayed =
             net_links.all(|c| !c.peers.is_empty() && c.peers.iter().all(|p| shown.contains(p)));
         // Without NET links to go by: NCCL's nodes are one machine split.
-        let split = !any && machine_split(facts, hosts, shown.len(), Some(2)).is_some();
+        let split = !any && machine_split(facts, hosts, shown.len(), true).is_some();
         return ((any && stayed) || split).then_some(OneHost::LinksStayed);
     }
     if count != NodeCount::Unknown || net_links.peek().is_some() {

@@ -145,7 +145,12 @@ pub fn single_node(ctx: &Ctx, out: &mut Vec<Finding>) {
 pub fn simulated_nodes(ctx: &Ctx, out: &mut Vec<Finding>) {
     let d = ctx.decision;
     let ranks_seen = d.per_rank.iter().flatten().count();
-    let Some(evidence) = machine_split(ctx.facts, &d.hosts, ranks_seen, d.nodes) else {
+    let Some(evidence) = machine_split(
+        ctx.facts,
+        &d.hosts,
+        ranks_seen,
+        d.nodes.is_some_and(|n| n > 1),
+    ) else {
         return;
     };
     out.push(finding(
