@@ -1055,6 +1055,16 @@ pub fn provider_transport(provider: &str) -> Transport {
     }
 }
 
+/// The kernel protocol a TCP/IP provider of libfabric carries traffic over: `udp;ofi_rxd`
+/// over UDP, the others (`tcp`, `tcp;ofi_rxm`, `sockets`) over TCP.
+pub fn ip_protocol(provider: &str) -> &'static str {
+    if provider.to_ascii_lowercase().starts_with("udp") {
+        "UDP"
+    } else {
+        "TCP"
+    }
+}
+
 pub fn is_tcp_provider(provider: &str) -> bool {
     let lower = provider.to_ascii_lowercase();
     lower.starts_with("tcp") || lower.starts_with("sockets") || lower.starts_with("udp")
@@ -1578,7 +1588,9 @@ fn gdr(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Option<bool
 
 #[cfg(test)]
 mod tests {
-    use super::{Transport, names_rdma_network, names_rdma_plugin, provider_transport};
+    use super::{
+        Transport, ip_protocol, names_rdma_network, names_rdma_plugin, provider_transport,
+    };
 
     #[test]
     fn libfabric_providers_by_what_they_run_over() {
@@ -1596,6 +1608,10 @@ mod tests {
             ("psm3", Transport::Other),
         ] {
             assert_eq!(provider_transport(provider), transport, "{provider}");
+        }
+        assert_eq!(ip_protocol("udp;ofi_rxd"), "UDP");
+        for tcp in ["tcp", "tcp;ofi_rxm", "sockets"] {
+            assert_eq!(ip_protocol(tcp), "TCP", "{tcp}");
         }
     }
 

@@ -5,7 +5,7 @@
 use super::{Ctx, DEBUG_HINT, finding, first_evidence, labels, list};
 use crate::logscan::analysis::{Finding, Severity, Transport};
 use crate::logscan::facts::{PluginFailure, Process};
-use crate::logscan::transport::{NodeCount, describe, failure_text, is_tcp_provider};
+use crate::logscan::transport::{NodeCount, describe, failure_text, ip_protocol, is_tcp_provider};
 
 const EFA_HINT: &str = "check that the pod requests `vpc.amazonaws.com/efa` (and the node runs the EFA \
 device plugin), that `fi_info -p efa` lists devices inside the container, that FI_PROVIDER is unset \
@@ -123,7 +123,8 @@ pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
     });
     let headline = match ofi_on_tcp {
         Some((net, provider)) => format!(
-            "inter-node traffic went over TCP: NCCL used the OFI plugin (`{net}`) on libfabric's `{provider}` provider, not EFA, although an RDMA path was expected or present"
+            "inter-node traffic went over {}: NCCL used the OFI plugin (`{net}`) on libfabric's `{provider}` provider, not EFA, although an RDMA path was expected or present",
+            ip_protocol(&provider)
         ),
         None => "inter-node traffic fell back to TCP sockets although an RDMA path was expected or present".to_string(),
     };
@@ -467,9 +468,10 @@ pub fn ofi_tcp_provider(ctx: &Ctx, out: &mut Vec<Finding>) {
         "ofi-tcp-provider",
         Severity::Warn,
         format!(
-            "aws-ofi-nccl selected libfabric's `{}` provider on {}: its traffic is plain TCP inside libfabric, not EFA",
+            "aws-ofi-nccl selected libfabric's `{}` provider on {}: its traffic is plain {} inside libfabric, not EFA",
             first.value,
-            labels(tcp.iter().copied())
+            labels(tcp.iter().copied()),
+            ip_protocol(&first.value)
         ),
         tcp.iter().filter_map(|p| p.ofi_provider.as_ref().map(|f| f.evidence.clone())).collect(),
         Some(EFA_HINT.to_string()),
