@@ -53,6 +53,7 @@ const RULES: &[Rule] = &[
     rdmav,
     fi_provider,
     ofi_on_tcp,
+    ofi_no_provider,
     pinned_network,
     forced_protocol_or_algorithm,
     socket_ifname,
@@ -178,12 +179,52 @@ fn ofi_on_tcp(env: &Env, ctx: &LintContext) -> Vec<Check> {
         .get("FI_PROVIDER")
         .cloned()
         .unwrap_or_else(|| "(unset)".into());
+    let udp = |p: &&str| p.to_ascii_lowercase().starts_with("udp");
+    let protocol = if providers.iter().all(udp) {
+        "UDP"
+    } else if providers.iter().any(udp) {
+        "TCP or UDP"
+    } else {
+        "TCP"
+    };
     vec![
         finding("FI_PROVIDER", &shown, Check::fail, format!(
-            "aws-ofi-nccl will run on libfabric's {} provider here (no EFA device): NCCL will say `Libfabric`, and its traffic is TCP",
+            "aws-ofi-nccl will run on libfabric's {} provider here (no EFA device): NCCL will say `Libfabric`, and its traffic is {protocol}",
             providers.join(", ")
         ))
         .with_hint("run on a node with EFA, or remove the plugin (or set NCCL_NET=Socket) where TCP is meant"),
+    ]
+}
+
+/// aws-ofi-nccl where FI_PROVIDER leaves libfabric no provider that reaches another host
+/// (`shm`, `sm2`, or none at all): the plugin asks for remote communication (`FI_REMOTE_COMM`),
+/// finds no eligible provider and fails to initialise, and NCCL falls back to TCP sockets
+/// (measured: docs/ofi-matrix.md, `ofi-fi-shm`). FI_PROVIDER=efa on a host without EFA is
+/// `fi_provider`'s.
+fn ofi_no_provider(env: &Env, ctx: &LintContext) -> Vec<Check> {
+    let Some(v) = env.get("FI_PROVIDER") else {
+        return Vec::new();
+    };
+    let Some(providers) = ctx.rdm_providers.as_deref() else {
+        return Vec::new();
+    };
+    let local = |p: &String| {
+        let p = p.to_ascii_lowercase();
+        p.starts_with("shm") || p.starts_with("sm2")
+    };
+    if !ctx.ofi_plugin || ctx.efa_devices > 0 || v.trim() == "efa" || !providers.iter().all(local) {
+        return Vec::new();
+    }
+    let offered = if providers.is_empty() {
+        "no provider".to_string()
+    } else {
+        format!("only {} (this host's processes only)", providers.join(", "))
+    };
+    vec![
+        finding("FI_PROVIDER", v, Check::fail, format!(
+            "leaves libfabric {offered}: aws-ofi-nccl needs a provider that reaches other hosts, will find none and fail to initialise, and NCCL will fall back to TCP sockets"
+        ))
+        .with_hint("unset FI_PROVIDER (aws-ofi-nccl selects efa itself) or set FI_PROVIDER=efa on EFA nodes"),
     ]
 }
 
@@ -508,6 +549,24 @@ mod tests {
         let unset = lint(&env(&[]), &host(&all));
         assert_eq!(ids(&unset), vec![("env.FI_PROVIDER".into(), Status::Fail)]);
         assert!(!unset[0].summary.contains("shm"), "{}", unset[0].summary);
+        // FI_PROVIDER=shm: the plugin finds no provider that reaches another host and fails,
+        // and NCCL runs Socket (the matrix's `ofi-fi-shm`: run exit 1).
+        let shm = lint(&env(&[("FI_PROVIDER", "shm")]), &host(&["shm"]));
+        assert_eq!(ids(&shm), vec![("env.FI_PROVIDER".into(), Status::Fail)]);
+        assert!(shm[0].summary.contains("only shm"), "{}", shm[0].summary);
+        let nothing = lint(&env(&[("FI_PROVIDER", "verbs")]), &host(&[]));
+        assert_eq!(
+            ids(&nothing),
+            vec![("env.FI_PROVIDER".into(), Status::Fail)]
+        );
+        // FI_PROVIDER=udp: the plugin runs on udp;ofi_rxd, whose traffic is UDP.
+        let udp = lint(&env(&[("FI_PROVIDER", "udp")]), &host(&["udp;ofi_rxd"]));
+        assert_eq!(ids(&udp), vec![("env.FI_PROVIDER".into(), Status::Fail)]);
+        assert!(
+            udp[0].summary.ends_with("traffic is UDP"),
+            "{}",
+            udp[0].summary
+        );
         // NCCL_NET pinned to the plugin with no provider: init fails.
         let pinned = lint(
             &env(&[("NCCL_NET", "AWS Libfabric"), ("FI_PROVIDER", "efa")]),
