@@ -81,7 +81,7 @@ fn every_case_is_labelled() {
             assert!(labelled.contains(&name), "{name} has no label");
         }
     }
-    assert_eq!(labelled.len(), 12);
+    assert_eq!(labelled.len(), 17);
 }
 
 #[test]

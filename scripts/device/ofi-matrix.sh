@@ -49,12 +49,12 @@ case_() {
   local d=$out/$name; mkdir -p "$d"
   printf '%s\n' "$@" > "$d/env.txt"
   local t0; t0=$(date +%s)
-  env "$@" timeout -s INT -k 10 100 "$B" run --simulate-nodes 2 --gpus-per-node 1 --timeout 60s \
+  env "$@" timeout -s INT -k 10 150 "$B" run --simulate-nodes 2 --gpus-per-node 1 --timeout 60s \
     --min-bytes 1K --max-bytes "$MAX" --step-factor 4 --out "$d/run" > "$d/run.txt" 2>&1
   local rc=$?
   env "$@" timeout 30 "$B" doctor --format json > "$d/doctor.json" 2> "$d/doctor.err"; local drc=$?
   env "$@" timeout 30 "$B" doctor > "$d/doctor.txt" 2>&1
-  env "$@" timeout -s INT -k 10 100 "$B" check --timeout 60s --simulate-nodes 2 --gpus-per-node 1 --max-bytes 1M \
+  env "$@" timeout -s INT -k 10 150 "$B" check --timeout 60s --simulate-nodes 2 --gpus-per-node 1 --max-bytes 1M \
     --out "$d/check" > "$d/check.txt" 2>&1; local crc=$?
   timeout 30 "$B" analyze --format json "$d"/run/logs/*.log > "$d/analyze.json" 2> "$d/analyze.err"; local arc=$?
   timeout 30 "$B" analyze "$d"/run/logs/*.log > "$d/analyze.txt" 2>&1
@@ -99,4 +99,15 @@ case_ netplugin-path-efa  1 "LD_LIBRARY_PATH=$LF/lib" "NCCL_NET_PLUGIN=$OFI/lib/
 case_ pin-aws-libfabric   1 "$P" "NCCL_NET=AWS Libfabric" FI_PROVIDER=efa
 case_ pin-libfabric       1 "$P" NCCL_NET=Libfabric FI_PROVIDER=efa
 case_ pin-libfabric-tcp   1 "$P" NCCL_NET=Libfabric FI_PROVIDER=tcp
+# libfabric's other providers under the plugin (2026-12-07): sockets is TCP too; udp runs
+# through the ofi_rxd reliability layer, about 2 ms a call, so run and check reach their 60 s
+# deadline; shm reaches only this host's processes, and the plugin asks for remote
+# communication, so it finds no provider and NCCL runs Socket.
+case_ ofi-fi-sockets      1 "$P" FI_PROVIDER=sockets
+case_ ofi-fi-udp          1 "$P" FI_PROVIDER=udp
+case_ ofi-fi-shm          1 "$P" FI_PROVIDER=shm
+# The plugin's two protocols on libfabric's tcp provider: RDMA finds no eligible provider
+# there (plugin init fails, NCCL Socket); SENDRECV is what 1.21 picks for tcp by itself.
+case_ ofi-tcp-rdma        1 "$P" FI_PROVIDER=tcp OFI_NCCL_PROTOCOL=RDMA
+case_ ofi-tcp-sendrecv    1 "$P" FI_PROVIDER=tcp OFI_NCCL_PROTOCOL=SENDRECV
 say "done"
