@@ -27,10 +27,6 @@ impl LintContext {
     /// shared-memory ones, shm and sm2, cannot reach another host and are not picked).
     fn ofi_on_tcp_only(&self) -> Option<Vec<&str>> {
         let providers = self.rdm_providers.as_deref()?;
-        let local = |p: &str| {
-            let p = p.to_ascii_lowercase();
-            p.starts_with("shm") || p.starts_with("sm2")
-        };
         let tcp = |p: &&str| {
             let p = p.to_ascii_lowercase();
             p.starts_with("tcp") || p.starts_with("sockets") || p.starts_with("udp")
@@ -38,11 +34,17 @@ impl LintContext {
         let network: Vec<&str> = providers
             .iter()
             .map(String::as_str)
-            .filter(|p| !local(p))
+            .filter(|p| !host_only(p))
             .collect();
         (self.ofi_plugin && self.efa_devices == 0 && !network.is_empty() && network.iter().all(tcp))
             .then_some(network)
     }
+}
+
+/// libfabric's shared-memory providers (`shm`, `sm2`): they reach only this host's processes.
+fn host_only(provider: &str) -> bool {
+    let p = provider.to_ascii_lowercase();
+    p.starts_with("shm") || p.starts_with("sm2")
 }
 
 type Env = BTreeMap<String, String>;
@@ -208,11 +210,11 @@ fn ofi_no_provider(env: &Env, ctx: &LintContext) -> Vec<Check> {
     let Some(providers) = ctx.rdm_providers.as_deref() else {
         return Vec::new();
     };
-    let local = |p: &String| {
-        let p = p.to_ascii_lowercase();
-        p.starts_with("shm") || p.starts_with("sm2")
-    };
-    if !ctx.ofi_plugin || ctx.efa_devices > 0 || v.trim() == "efa" || !providers.iter().all(local) {
+    if !ctx.ofi_plugin
+        || ctx.efa_devices > 0
+        || v.trim() == "efa"
+        || !providers.iter().all(|p| host_only(p))
+    {
         return Vec::new();
     }
     let offered = if providers.is_empty() {
