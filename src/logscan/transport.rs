@@ -1228,7 +1228,8 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
             if is_tcp_provider(&provider.value) {
                 let why = || {
                     format!(
-                        "the OFI plugin runs on libfabric's TCP provider `{}`",
+                        "the OFI plugin runs on libfabric's {} provider `{}`",
+                        ip_protocol(&provider.value),
                         provider.value
                     )
                 };
