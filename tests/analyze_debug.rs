@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use netcheck::logscan::{Analysis, Options, Transport, analyze_paths};
+use netcheck::logscan::{Analysis, Options, Transport, Verdict, analyze_paths};
 use serde::Deserialize;
 
 use crate::util::{fixture, netcheck};
@@ -223,5 +223,43 @@ fn one_machine_split_by_nccl_hostid_without_its_net_links() {
             "{rel}: {:?}",
             a.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
         );
+    }
+}
+
+/// The same real logs of one machine (two ranks NCCL counted as two nodes, or P2P and SHM
+/// disabled) as `grep NET/` gives them, which is also close to what `NCCL_DEBUG_SUBSYS=NET`
+/// prints: no communicator line numbers the ranks and no `NCCL_HOSTID` line explains the
+/// nodes, but each rank's NET lines name it (`[send]` on the left, `[receive]` on the
+/// right) and the other end is the other process shown. The traffic stayed on the machine:
+/// the same transport and fallback as the whole log, and never a FAIL.
+#[test]
+fn net_lines_alone_of_one_machine_read_as_the_whole_log() {
+    for rel in [
+        "logs/debug/ofi-tcp.log",
+        "logs/debug/ofi-efa.log",
+        "logs/h200/fakehosts-plugin-missing.log",
+        "logs/h200/fakehosts-socket.log",
+        "logs/h200/socket-intranode.log",
+    ] {
+        let text = std::fs::read_to_string(fixture(rel)).unwrap();
+        let cut: String = text
+            .lines()
+            .filter(|l| l.contains("NET/"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(
+            cut.contains("[send] via NET/") && !cut.contains(" nNodes "),
+            "{rel}"
+        );
+        let full = analyze_paths(&[fixture(rel)], &Options::default()).unwrap();
+        let a =
+            netcheck::logscan::analyze_reader(cut.as_bytes(), rel, &Options::default()).unwrap();
+        assert_eq!(
+            (a.inter_node_transport, a.socket_fallback),
+            (full.inter_node_transport, full.socket_fallback),
+            "{rel}: {:?}",
+            a.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
+        );
+        assert_ne!(a.verdict, Verdict::Fail, "{rel}");
     }
 }

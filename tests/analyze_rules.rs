@@ -70,6 +70,49 @@ const ROWS: &[Row] = &[
       train-worker-0:10:20 [0] NCCL INFO NET/Socket : Using [0]eth0:172.17.0.2<0>\n\
       train-worker-0:10:20 [0] NCCL INFO Using network Socket\n",
      Transport::Unknown, Some(true), None),
+    // A connection line names its printer (transport/net.cc, p2p.cc, shm.cc, every release):
+    // a `[send]` line, and a P2P or SHM line (no direction), is printed by the rank on the
+    // left, a `[receive]` line by the rank on the right. So ranks without a communicator line
+    // (NCCL_DEBUG_SUBSYS=NET prints none, nor `nNodes`; a `grep via` excerpt) are numbered
+    // by their own lines, and links whose both ends are ranks shown stayed among them.
+    ("NET links printed at both ends by two processes of one host, no communicator line, the OFI plugin failed",
+     "vm:10:10 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1\n\
+      vm:10:10 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n\
+      vm:11:11 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.21.1\n\
+      vm:11:11 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n\
+      vm:10:10 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      vm:10:30 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/Socket/0\n\
+      vm:10:30 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n\
+      vm:11:31 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [receive] via NET/Socket/0\n\
+      vm:11:31 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(false), Some("channel-lines")),
+    ("must not: one host's side of a two-host job, its NET links end at ranks nobody shown prints",
+     "a:10:10 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n\
+      a:10:30 [0] NCCL INFO Channel 00/0 : 3[1] -> 0[0] [receive] via NET/Socket/0\n\
+      a:10:30 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n\
+      a:11:31 [1] NCCL INFO Channel 00/0 : 1[1] -> 2[0] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("must not: ranks of different communicators print the same number, so the numbers prove nothing",
+     "a:10:10 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n\
+      a:10:30 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[2] [send] via NET/Socket/0\n\
+      a:12:32 [2] NCCL INFO Channel 00/0 : 0[0] -> 1[2] [receive] via NET/Socket/0\n\
+      a:11:31 [1] NCCL INFO Channel 00/0 : 0[1] -> 1[1] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("P2P links printed at both ends by two processes of one host, no communicator line, an RDMA plugin loaded yet Socket",
+     "sn:10:20 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)\n\
+      sn:10:20 [0] NCCL INFO Using network Socket\n\
+      sn:11:21 [1] NCCL INFO Using network Socket\n\
+      sn:10:30 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n\
+      sn:11:31 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM/read\n",
+     Transport::Unknown, None, None),
+    ("must not: the same with a ring of four ranks, two of them not shown",
+     "sn:10:20 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)\n\
+      sn:10:20 [0] NCCL INFO Using network Socket\n\
+      sn:11:21 [1] NCCL INFO Using network Socket\n\
+      sn:10:30 [0] NCCL INFO Channel 00/02 :    0   1   2   3\n\
+      sn:10:30 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n\
+      sn:11:31 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM/read\n",
+     Transport::Unknown, Some(true), None),
     // --- several hosts, shown several ways ----------------------------------------------
     ("a NET link to a rank no shown process holds (0 -> 8 while 0 prints)",
      "a:1:1 [0] NCCL INFO NET/IB : No device found.\n\

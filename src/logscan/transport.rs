@@ -13,7 +13,7 @@
 //! cluster, so neither is a default: no evidence → `unknown`.
 
 use super::analysis::{Evidence, Transport};
-use super::facts::{Fact, Facts, PluginFailure, Process, Rank};
+use super::facts::{Fact, Facts, MAX_PEERS, PluginFailure, Process, Rank};
 
 /// A kind of evidence that decided the node count or the transport (DESIGN.md `basis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -1474,21 +1474,27 @@ fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<O
     if hosts.len() != 1 || facts.header_hosts.len() > 1 || addresses_differ(facts).is_some() {
         return None;
     }
-    let shown: Vec<u32> = facts.ranks.iter().filter_map(|r| r.rank).collect();
-    let mut net_links = facts
-        .ranks
-        .iter()
-        .flat_map(|r| r.conns.iter().filter(|c| c.is_network()))
-        .peekable();
+    let numbers = Numbers::new(facts);
+    let shown = &numbers.shown;
+    let net_links = || {
+        facts
+            .ranks
+            .iter()
+            .filter(|r| r.conns.iter().any(|c| c.is_network()))
+    };
+    let ends_shown = |r: &Rank, net: bool| {
+        numbers
+            .other_ends(r, net)
+            .is_some_and(|peers| !peers.is_empty() && peers.iter().all(|p| shown.contains(p)))
+    };
     if count == NodeCount::Several {
-        let any = net_links.peek().is_some();
-        let stayed =
-            net_links.all(|c| !c.peers.is_empty() && c.peers.iter().all(|p| shown.contains(p)));
+        let any = net_links().next().is_some();
+        let stayed = net_links().all(|r| ends_shown(r, true));
         // Without NET links to go by: NCCL's nodes are one machine split.
         let split = !any && machine_split(facts, hosts, shown.len(), true).is_some();
         return ((any && stayed) || split).then_some(OneHost::LinksStayed);
     }
-    if count != NodeCount::Unknown || net_links.peek().is_some() {
+    if count != NodeCount::Unknown || net_links().next().is_some() {
         return None;
     }
     let host = hosts[0].as_str();
@@ -1502,7 +1508,73 @@ fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<O
         .filter(|p| !p.ranks.is_empty())
         .collect();
     let one_process = processes.len() == 1 && processes[0].ranks.len() >= 2;
-    (container || one_process).then_some(OneHost::NothingElseShown)
+    // Every rank's links end at ranks shown, and no ring or communicator line counts more:
+    // the communicator's ranks are all here (a head cut before `nNodes`, a `grep` excerpt).
+    let world = facts.ranks.iter().map(|r| r.world.max(r.ring_ranks)).max();
+    let closed = shown.len() >= 2
+        && world.is_some_and(|w| w as usize <= shown.len())
+        && facts.ranks.iter().all(|r| ends_shown(r, false));
+    (container || one_process || closed).then_some(OneHost::NothingElseShown)
+}
+
+/// The ranks' numbers in one numbering: each communicator line's, else the one a rank's
+/// connection lines print it by (`printed_number`), the latter only while no two ranks
+/// come out with the same number (ranks of different communicators, numbered each their
+/// own way).
+struct Numbers {
+    shown: Vec<u32>,
+    printed_ok: bool,
+}
+
+impl Numbers {
+    fn new(facts: &Facts) -> Numbers {
+        let mut shown: Vec<u32> = facts
+            .ranks
+            .iter()
+            .filter_map(|r| r.rank.or_else(|| printed_number(r)))
+            .collect();
+        let printed = facts
+            .ranks
+            .iter()
+            .any(|r| r.rank.is_none() && printed_number(r).is_some());
+        let mut distinct = shown.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let printed_ok = distinct.len() == shown.len();
+        if printed && !printed_ok {
+            shown = facts.ranks.iter().filter_map(|r| r.rank).collect();
+        }
+        Numbers { shown, printed_ok }
+    }
+
+    /// The ranks at the other end of a rank's links (`net`: its network links only); `None`
+    /// when a link's other end is not known: a numbered rank's connection of that kind named
+    /// neither end as this rank (a smaller communicator's line), or an unnumbered rank has
+    /// no printed number to go by.
+    fn other_ends(&self, r: &Rank, net: bool) -> Option<Vec<u32>> {
+        if r.rank.is_some() {
+            let conns = || r.conns.iter().filter(|c| !net || c.is_network());
+            if conns().any(|c| c.peers.is_empty()) {
+                return None;
+            }
+            return Some(conns().flat_map(|c| c.peers.iter().copied()).collect());
+        }
+        if !self.printed_ok {
+            return None;
+        }
+        printed_number(r)?;
+        let links = r.printed_links.iter().filter(|l| !net || l.net);
+        Some(links.map(|l| l.peer).collect())
+    }
+}
+
+/// The number every connection line of a rank without a communicator line names its printer
+/// by (`Link::printer_and_peer`): `None` when the lines name two (several communicators),
+/// when there are none, or when more were seen than kept.
+fn printed_number(r: &Rank) -> Option<u32> {
+    let first = r.printed_links.first()?.printer;
+    let one = r.printed_links.iter().all(|l| l.printer == first);
+    (one && r.printed_links.len() < MAX_PEERS).then_some(first)
 }
 
 /// RDMA carried traffic even where the transport stays unknown: NCCL's IB module on

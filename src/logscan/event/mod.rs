@@ -400,7 +400,8 @@ fn ring_order(msg: &str) -> Option<Event<'_>> {
     (ranks > 0).then_some(Event::RingOrder { ranks })
 }
 
-/// `Channel 00/0 : 3[0] -> 0[0] [receive]` / `Ring 00 : 3 -> 4 [send]` → ranks 3 and 0.
+/// `Channel 00/0 : 3[0] -> 0[0] [receive]` / `Ring 00 : 3 -> 4 [send]` → ranks 3 and 0,
+/// and whether the line is a `[receive]` one.
 /// CollNet lines name one rank only: no link.
 fn link(head: &str) -> Option<Link> {
     // Byte scans, not substring searches: this runs on every connection line, and the text
@@ -417,6 +418,7 @@ fn link(head: &str) -> Option<Link> {
     Some(Link {
         from: rank(&rest[..arrow - 1])?,
         to: rank(&rest[arrow + 1..])?,
+        receive: rest.trim_ascii_end().ends_with(b"[receive]"),
     })
 }
 

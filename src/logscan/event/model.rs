@@ -193,6 +193,22 @@ pub enum OfiEventOf<S> {
 pub struct Link {
     pub from: u32,
     pub to: u32,
+    /// A `[receive]` line: printed by the rank on the right.
+    pub receive: bool,
+}
+
+impl Link {
+    /// The rank that printed the line and the one at the other end, in the numbering of the
+    /// line's communicator. NCCL prints a `[send]` line where the sender sets up and a
+    /// `[receive]` line where the receiver does (transport/net.cc, every release); P2P and
+    /// SHM lines have no direction and are printed by the sender (p2p.cc, shm.cc).
+    pub fn printer_and_peer(self) -> (u32, u32) {
+        if self.receive {
+            (self.to, self.from)
+        } else {
+            (self.from, self.to)
+        }
+    }
 }
 
 /// What a per-connection line says carried the link (§5).

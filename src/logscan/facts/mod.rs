@@ -717,6 +717,17 @@ impl Facts {
             Some(me) if l.to == me && l.from != me => Some(l.from),
             _ => None,
         });
+        if r.rank.is_none()
+            && let Some(link) = link
+            && r.printed_links.len() < MAX_PEERS
+        {
+            let (printer, peer) = link.printer_and_peer();
+            let net = matches!(conn, Conn::Net { .. });
+            let printed = PrintedLink { printer, peer, net };
+            if !r.printed_links.contains(&printed) {
+                r.printed_links.push(printed);
+            }
+        }
         let (label, network, gdr) = match conn {
             Conn::P2p(kind) => (kind, None, false),
             Conn::Shm => ("SHM", None, false),

@@ -11,7 +11,7 @@ pub const MAX_PROCESSES: usize = 16_384;
 pub const MAX_RANKS: usize = 16_384;
 pub const MAX_EVIDENCE: usize = 5;
 pub(super) const MAX_CONNECTION_KINDS: usize = 16;
-pub(super) const MAX_PEERS: usize = 64;
+pub(in crate::logscan) const MAX_PEERS: usize = 64;
 pub(super) const MAX_OPEN_INITS: usize = 64;
 pub(super) const MAX_COMM_GROUPS: usize = 4_096;
 pub(super) const MAX_RANKS_PER_GROUP: usize = 1_024;
@@ -382,6 +382,19 @@ pub struct Rank {
     /// Both ends of `P2P/direct pointer` links, which NCCL uses only between ranks of one
     /// process (sorted, at most `MAX_PEERS`).
     pub same_process_ranks: Vec<u32>,
+    /// The links of connection lines seen while no communicator line had numbered this rank
+    /// (a log of `NCCL_DEBUG_SUBSYS=NET`, a `grep via` excerpt), as their printer and the
+    /// other end (`Link::printer_and_peer`); distinct, at most `MAX_PEERS`.
+    pub printed_links: Vec<PrintedLink>,
+}
+
+/// One end of a connection line as its printer names it (`Rank::printed_links`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrintedLink {
+    pub printer: u32,
+    pub peer: u32,
+    /// Through the network (`via NET/...`).
+    pub net: bool,
 }
 
 /// Ranks that logged `Init START` for one `commId` (2.19+), to spot ranks that never joined.
