@@ -98,6 +98,12 @@ const ROWS: &[Row] = &[
       a:12:32 [2] NCCL INFO Channel 00/0 : 0[0] -> 1[2] [receive] via NET/Socket/0\n\
       a:11:31 [1] NCCL INFO Channel 00/0 : 0[1] -> 1[1] [send] via NET/Socket/0\n",
      Transport::Socket, Some(true), Some("channel-lines")),
+    ("must not: a communicator line numbers one rank, so another's connection lines (of any communicator) number no one",
+     "a:10:10 [0] int nccl_net_ofi_create_plugin(nccl_net_ofi_plugin_t**):418 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n\
+      a:10:10 [0] NCCL INFO comm 0x1 rank 0 nRanks 4 nNodes 2 localRanks 2 localRank 0 MNNVL 0\n\
+      a:10:30 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n\
+      a:11:31 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[1] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("nnodes")),
     ("P2P links printed at both ends by two processes of one host, no communicator line, an RDMA plugin loaded yet Socket",
      "sn:10:20 [0] NCCL INFO NET/Plugin: Loaded net plugin Libfabric (v10)\n\
       sn:10:20 [0] NCCL INFO Using network Socket\n\

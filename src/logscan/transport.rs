@@ -1517,10 +1517,12 @@ fn one_host_shown(facts: &Facts, hosts: &[String], count: NodeCount) -> Option<O
     (container || one_process || closed).then_some(OneHost::NothingElseShown)
 }
 
-/// The ranks' numbers in one numbering: each communicator line's, else the one a rank's
-/// connection lines print it by (`printed_number`), the latter only while no two ranks
-/// come out with the same number (ranks of different communicators, numbered each their
-/// own way).
+/// The ranks' numbers in one numbering: the communicator lines', or, in a log without any
+/// (`NCCL_DEBUG_SUBSYS=NET`, a `grep via` excerpt), the ones the ranks' connection lines
+/// print them by (`printed_number`), as long as no two ranks come out with the same number
+/// (ranks of different communicators, numbered each their own way). The two are never
+/// mixed: a rank without a communicator line beside ranks with one may print another
+/// communicator's numbers.
 struct Numbers {
     shown: Vec<u32>,
     printed_ok: bool,
@@ -1540,7 +1542,8 @@ impl Numbers {
         let mut distinct = shown.clone();
         distinct.sort_unstable();
         distinct.dedup();
-        let printed_ok = distinct.len() == shown.len();
+        let printed_ok =
+            distinct.len() == shown.len() && facts.ranks.iter().all(|r| r.rank.is_none());
         if printed && !printed_ok {
             shown = facts.ranks.iter().filter_map(|r| r.rank).collect();
         }
