@@ -15,6 +15,7 @@
 #   second thread, so this shows what it costs without that second core.
 #   NETCHECK_BIN=path benchmarks that binary instead of building target/release/netcheck
 #   (e.g. an older build, for before/after numbers).
+#   GENERATE_ONLY=1 (with KEEP=1) writes the log and stops: scripts/build-pgo.sh trains on it.
 #   FLOOR=1 also times benches/analyze_floor.rs: per line only what any analyzer must do
 #   (split lines, find the marker, look up the prefix and the message in hash tables), so
 #   the run shows how much of analyze's time is the analysis proper.
@@ -48,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ -z ${NETCHECK_BIN:-} ]]; then
+if [[ -z ${NETCHECK_BIN:-} && ${GENERATE_ONLY:-0} != 1 ]]; then
   echo "building release binary..." >&2
   (cd "$root" && cargo build --release --quiet)
 fi
@@ -99,6 +100,7 @@ else
   echo "generating ${size_mib} MiB log in $log..." >&2
   generate
 fi
+[[ ${GENERATE_ONLY:-0} == 1 ]] && exit 0
 
 lines=$(wc -l < "$log")
 bytes=$(stat -c %s "$log")
