@@ -1530,24 +1530,22 @@ struct Numbers {
 
 impl Numbers {
     fn new(facts: &Facts) -> Numbers {
-        let mut shown: Vec<u32> = facts
-            .ranks
-            .iter()
-            .filter_map(|r| r.rank.or_else(|| printed_number(r)))
-            .collect();
-        let printed = facts
-            .ranks
-            .iter()
-            .any(|r| r.rank.is_none() && printed_number(r).is_some());
-        let mut distinct = shown.clone();
+        let numbered: Vec<u32> = facts.ranks.iter().filter_map(|r| r.rank).collect();
+        if !numbered.is_empty() {
+            return Numbers {
+                shown: numbered,
+                printed_ok: false,
+            };
+        }
+        let printed: Vec<u32> = facts.ranks.iter().filter_map(printed_number).collect();
+        let mut distinct = printed.clone();
         distinct.sort_unstable();
         distinct.dedup();
-        let printed_ok =
-            distinct.len() == shown.len() && facts.ranks.iter().all(|r| r.rank.is_none());
-        if printed && !printed_ok {
-            shown = facts.ranks.iter().filter_map(|r| r.rank).collect();
+        let printed_ok = distinct.len() == printed.len();
+        Numbers {
+            shown: if printed_ok { printed } else { Vec::new() },
+            printed_ok,
         }
-        Numbers { shown, printed_ok }
     }
 
     /// The ranks at the other end of a rank's links (`net`: its network links only); `None`
