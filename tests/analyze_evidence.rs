@@ -5,7 +5,7 @@
 //! release each appeared in is noted), not copied from anyone's log. Host names, pids and
 //! addresses are made up.
 
-use netcheck::logscan::Transport;
+use netcheck::logscan::{Severity, Transport};
 
 use crate::excerpt::{Row, decides, finding, has, run};
 
@@ -399,6 +399,78 @@ fn one_pod_of_a_multi_node_job_is_not_simulated_nodes_nor_a_hang() {
         .find(|f| f.id == "init-incomplete")
         .expect("finding");
     assert_eq!(stuck.severity, netcheck::logscan::Severity::Warn);
+}
+
+/// Bootstrap ends only once every rank of the communicator has checked in with the root
+/// (bootstrap.cc prints `Bootstrap timings` at the end of `bootstrapInit`, 2.23+). One rank
+/// of a two-rank communicator that stops there shows that its peer started, elsewhere: the
+/// log is one pod's, not a rank that never came (a warning); the same rank stopped before it
+/// is the hang captured on the H200 (`h200/hang-init.log`: an error).
+#[test]
+fn a_rank_past_bootstrap_shows_that_no_rank_is_missing() {
+    let start = "\
+pod-a:7:7 [0] NCCL INFO Using network Socket
+pod-a:7:7 [0] NCCL INFO ncclCommInitRankConfig comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START
+";
+    let stuck = |log: &str| {
+        let a = run(log);
+        let f = finding(&a, "init-incomplete")
+            .expect("init-incomplete")
+            .clone();
+        (
+            f.severity,
+            f.message,
+            f.hint.unwrap_or_default(),
+            a.per_rank[0].last_phase.clone(),
+        )
+    };
+    let (severity, message, hint, _) = stuck(start);
+    assert_eq!(severity, Severity::Error, "{message}");
+    assert!(hint.contains("check that every rank started"), "{hint}");
+    let past = format!(
+        "{start}pod-a:7:7 [0] NCCL INFO Bootstrap timings total 0.633247 (create 0.000033, send 0.000110, recv 0.632491, ring 0.000067, delay 0.000002)\n"
+    );
+    let (severity, message, hint, phase) = stuck(&past);
+    assert_eq!(severity, Severity::Warn, "{message}");
+    assert!(message.contains("stopped at `bootstrapped`"), "{message}");
+    assert!(message.contains("only 1 of 2 ranks"), "{message}");
+    assert!(hint.contains("none is missing"), "{hint}");
+    assert_eq!(phase.as_deref(), Some("bootstrapped"));
+}
+
+/// Ranks of one communicator that finished init show that one which did not was left behind
+/// only where the log goes on after that rank's last record: a log (one source) that ends
+/// while the rank still prints its init lines was cut there, or the job is still starting.
+#[test]
+fn a_rank_still_connecting_when_the_log_ends_was_not_left_behind() {
+    let head = "\
+h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START
+h:2:2 [1] NCCL INFO ncclCommInitRank comm 0x2 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 2000 commId 0xabc - Init START
+h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0
+h:2:2 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0
+";
+    let done = "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE\n";
+    let connecting = "h:2:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n";
+    let severity = |log: &str| {
+        let a = run(log);
+        let f = finding(&a, "init-incomplete").expect("init-incomplete");
+        assert!(
+            f.message.contains("(rank 1) stopped at `connecting`"),
+            "{}",
+            f.message
+        );
+        f.severity
+    };
+    // Rank 1 connected after rank 0 finished, and then the log ends.
+    assert_eq!(
+        severity(&format!("{head}{done}{connecting}")),
+        Severity::Warn
+    );
+    // Rank 0 finished after rank 1's last line, and rank 1 never did: left behind.
+    assert_eq!(
+        severity(&format!("{head}{connecting}{done}")),
+        Severity::Error
+    );
 }
 
 /// The same job told in an earlier release's lines and in 2.29/2.30's, which changed how

@@ -88,6 +88,8 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
                 None
             }
         }
+        // 2.23+ (bootstrap.cc): printed once `bootstrapInit` is done.
+        b'B' if msg.starts_with("Bootstrap timings ") => Some(Event::Bootstrapped),
         b'B' => {
             let rest = msg
                 .strip_prefix("Bootstrap : Using ")
@@ -127,6 +129,10 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
         // the per-version `Failed to find ncclNetPlugin_vN symbol.` lines are gone.
         b'E' if msg.starts_with("External network plugin ") && msg.ends_with(" is unsupported") => {
             Some(Event::PluginIncompatible)
+        }
+        // 2.18–2.21 (bootstrap.cc): a split communicator's bootstrap is done.
+        b'b' if msg.starts_with("bootstrapSplit: ") && msg.ends_with(" - DONE") => {
+            Some(Event::Bootstrapped)
         }
         b'a'..=b'z' => breadcrumb(msg),
         _ => None,
@@ -1088,6 +1094,23 @@ mod tests {
             let std: Vec<&str> = text.split_ascii_whitespace().collect();
             assert_eq!(ours, std, "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_end_of_bootstrap() {
+        // bootstrap.cc, NBOO20 (2.23+), NBOO16a (2.18), NBOO16b (2.21).
+        for done in [
+            "Bootstrap timings total 0.633247 (create 0.000033, send 0.000110, recv 0.632491, ring 0.000067, delay 0.000002)",
+            "bootstrapSplit: rank 0 nranks 2 color 1 key 0 prev 1 next 1 - DONE",
+            "bootstrapSplit: comm 0x55d0 parent 0x55c0 rank 0 nranks 2 color 1 key 0 prev 1 next 1 - DONE",
+        ] {
+            assert_eq!(info(done), Some(Event::Bootstrapped), "{done}");
+        }
+        assert_eq!(
+            info("Bootstrap: Using eth0:10.0.0.1<0>"),
+            Some(Event::BootstrapInterface("eth0:10.0.0.1<0>"))
+        );
+        assert_eq!(info("bootstrapSplit: rank 0 nranks 2 color 1"), None);
     }
 
     #[test]

@@ -109,6 +109,11 @@ pub enum EventOf<S> {
     NetTrafficError {
         ib: bool,
     },
+    /// The rank's bootstrap finished: 2.23+ `Bootstrap timings total ...` (bootstrap.cc, at
+    /// the end of `bootstrapInit`), 2.18–2.21 `bootstrapSplit: ... - DONE`. The root hands a
+    /// rank its ring neighbour only once every rank of the communicator has checked in, so
+    /// a rank past this point shows that all of them started.
+    Bootstrapped,
     /// Ring/tree layout lines: the rank reached topology setup.
     Topology,
     /// `Trees [0] 5/-1/-1->4->3 [1] ...` (2.5+; 2.4: `[0] 3->4->5/-1/-1`, the children last)
@@ -301,6 +306,7 @@ impl<S> EventOf<S> {
             InitStart(init) => InitStart(init.map(f)),
             InitComplete(init) => InitComplete(init.map(f)),
             Destroyed => Destroyed,
+            Bootstrapped => Bootstrapped,
             Topology => Topology,
             TreeBranches => TreeBranches,
             Connected { gdr } => Connected { gdr },

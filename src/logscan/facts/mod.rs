@@ -345,6 +345,7 @@ impl Facts {
     /// Folds one event seen on `rank`.
     pub fn apply(&mut self, rank: usize, event: Event, seen: &Seen) {
         self.nccl_records += 1;
+        self.ranks[rank].last_at = (seen.source_index, seen.line);
         let process = self.ranks[rank].process;
         if let Some(phase) = phase_of(&event) {
             self.set_phase(rank, phase, seen);
@@ -626,7 +627,7 @@ impl Facts {
                         .all_in_one_process
                         .get_or_insert_with(|| seen.evidence());
                 }
-                self.init_completed(rank, init)
+                self.init_completed(rank, init, seen)
             }
             Event::Connected { gdr } => {
                 if gdr.is_some() {
@@ -654,7 +655,7 @@ impl Facts {
                     .tree_branches
                     .get_or_insert_with(|| seen.evidence());
             }
-            Event::Destroyed | Event::Topology | Event::Presence => {}
+            Event::Destroyed | Event::Bootstrapped | Event::Topology | Event::Presence => {}
         }
     }
 
@@ -838,7 +839,7 @@ impl Facts {
         }
     }
 
-    fn init_completed(&mut self, rank: usize, init: InitLine) {
+    fn init_completed(&mut self, rank: usize, init: InitLine, seen: &Seen) {
         let comm = hex_id(init.comm);
         let r = &mut self.ranks[rank];
         r.completed_inits += 1;
@@ -856,6 +857,7 @@ impl Facts {
         }
         if let Some(group) = init.comm_id.and_then(|id| self.groups.get_mut(&hex_id(id))) {
             group.completed = true;
+            group.last_completed_at = group.last_completed_at.max((seen.source_index, seen.line));
         }
     }
 
@@ -918,6 +920,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::SocketInterfaces(_)
         | Event::Ofi(OfiEvent::PluginVersion(_) | OfiEvent::Provider { .. }) => Phase::NetInit,
         Event::InitStart(_) => Phase::InitStart,
+        Event::Bootstrapped => Phase::Bootstrapped,
         Event::CommNodes { .. } | Event::Topology | Event::TreeBranches => Phase::Topology,
         Event::Connection(..) => Phase::Connecting,
         Event::InitComplete(_) => Phase::InitComplete,

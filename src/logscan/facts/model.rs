@@ -240,6 +240,8 @@ pub enum Phase {
     Started,
     NetInit,
     InitStart,
+    /// Past bootstrap: every rank of the communicator had checked in.
+    Bootstrapped,
     Topology,
     Connecting,
     InitComplete,
@@ -254,6 +256,7 @@ impl Phase {
             Phase::Started => "started",
             Phase::NetInit => "net-init",
             Phase::InitStart => "init-start (bootstrap)",
+            Phase::Bootstrapped => "bootstrapped",
             Phase::Topology => "topology",
             Phase::Connecting => "connecting",
             Phase::InitComplete => "init-complete",
@@ -357,6 +360,8 @@ pub struct Rank {
     pub phase: Phase,
     /// The line that moved the rank into `phase` (see `Facts::phase_evidence`).
     pub phase_mark: Option<LineMark>,
+    /// Where the rank's last record stands: (source index, line).
+    pub last_at: (usize, u64),
     pub open_inits: Vec<OpenInit>,
     pub completed_inits: u64,
     /// `Connected all rings, use ring PXN x GDR y`: NCCL's flag as printed. Only `GDR 0`
@@ -403,6 +408,8 @@ pub struct CommGroup {
     pub nranks: Option<u32>,
     pub ranks: HashSet<usize, foldhash::fast::RandomState>,
     pub completed: bool,
+    /// Where the last of its ranks' `Init COMPLETE` stands: (source index, line).
+    pub last_completed_at: (usize, u64),
 }
 
 #[cfg(test)]

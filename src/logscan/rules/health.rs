@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{Ctx, finding, labels, list};
 use crate::logscan::analysis::{Finding, Severity};
-use crate::logscan::facts::Process;
+use crate::logscan::facts::{Phase, Process};
 
 /// A rank started communicator init and never finished it: where it stopped.
 pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -14,6 +14,8 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
     let mut evidence = Vec::new();
     let mut severity = Severity::Warn;
     let mut missing_note = None;
+    // Whether every stuck rank was still in bootstrap, waiting for ranks to check in.
+    let mut all_in_bootstrap = true;
     for rank in &facts.ranks {
         let Some(open) = rank
             .open_inits
@@ -29,6 +31,14 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             p.label(),
             rank.phase.as_str()
         ));
+        // Bootstrap ends only once every rank of the communicator has checked in with the
+        // root (bootstrap.cc), and the topology and connection lines come after it: a rank
+        // that got that far shows that no rank is missing, whatever this log holds.
+        let past_bootstrap = matches!(
+            rank.phase,
+            Phase::Bootstrapped | Phase::Topology | Phase::Connecting | Phase::Connected
+        );
+        all_in_bootstrap &= !past_bootstrap;
         let started = facts.mark_evidence(&open.mark);
         if let Some(last) = facts.phase_evidence(rank)
             && last != started
@@ -43,9 +53,17 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             let expected = group.nranks.unwrap_or(0) as usize;
             let seen = group.ranks.len();
             // Other ranks finished, or some never showed up although the log covers every
-            // node: a real hang. One pod of a multi-node job lacks the other nodes anyway.
+            // node: a real hang. One pod of a multi-node job lacks the other nodes anyway,
+            // and a rank past bootstrap shows that the ranks not in the log did start.
             let every_node = ctx.decision.hosts.len() as u32 >= ctx.decision.nodes.unwrap_or(1);
-            if group.completed || (expected > seen && every_node) {
+            // Others finishing shows a hang only where the log goes on after this rank's
+            // last record: a log that ends while the rank still prints its init lines was
+            // cut there (or the job is still starting). Lines of two sources (files, pods)
+            // cannot be put in order, so there the others' finishing still counts.
+            let (source, line) = rank.last_at;
+            let left_behind = group.completed
+                && (group.last_completed_at.0 != source || group.last_completed_at.1 > line);
+            if left_behind || (expected > seen && every_node && !past_bootstrap) {
                 severity = Severity::Error;
             }
             if expected > seen {
@@ -58,6 +76,11 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
     if stuck.is_empty() {
         return;
     }
+    let hint = if all_in_bootstrap {
+        "a rank that never joins init keeps the others waiting in bootstrap: check that every rank started (crash, wrong MASTER_ADDR/port, firewall between nodes) — or the log was cut off"
+    } else {
+        "every rank had joined the communicator (bootstrap was done), so none is missing: a rank stopped after bootstrap waits on the others' topology exchange or connections — read the other ranks' logs for an error, and check the network between nodes (NCCL_SOCKET_IFNAME, a firewall on NCCL's ports) — or the log was cut off"
+    };
     out.push(finding(
         "init-incomplete",
         severity,
@@ -68,7 +91,7 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             missing_note.unwrap_or_default()
         ),
         evidence,
-        Some("a rank that never joins init keeps the others waiting in bootstrap: check that every rank started (crash, wrong MASTER_ADDR/port, firewall between nodes) — or the log was cut off".into()),
+        Some(hint.into()),
     ));
 }
 
