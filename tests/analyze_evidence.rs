@@ -401,6 +401,40 @@ fn one_pod_of_a_multi_node_job_is_not_simulated_nodes_nor_a_hang() {
     assert_eq!(stuck.severity, netcheck::logscan::Severity::Warn);
 }
 
+/// aws-ofi-nccl 1.13+'s tuner prints each communicator's size and node count as NCCL hands
+/// them over (`Tuner init: comm with 16 ranks and 2 nodes.`), a `NET/` line that `grep NET/`
+/// keeps where the communicator lines are gone. Several nodes over the OFI plugin's TCP
+/// provider is a fallback; `1 nodes` proves nothing (under multi-node NVLink NCCL counts a
+/// clique as one node, and this line does not say whether the communicator is one).
+#[test]
+fn the_ofi_tuner_counts_the_nodes_of_a_net_excerpt() {
+    let log = |tuner: &str| {
+        format!(
+            "a:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.14.0\n\
+             a:1:1 [0] NCCL INFO NET/OFI Using Libfabric version 1.22\n\
+             a:1:1 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)\n\
+             a:1:1 [0] NCCL INFO NET/OFI {tuner}\n"
+        )
+    };
+    let a = run(&log("Tuner init: comm with 16 ranks and 2 nodes."));
+    assert_eq!(
+        (a.inter_node_transport, a.socket_fallback, a.nodes),
+        (Transport::Socket, Some(true), Some(2)),
+        "{}",
+        a.why
+    );
+    assert!(a.basis.iter().any(|b| b == "nnodes"), "{:?}", a.basis);
+    let a = run(&log(
+        "Region Tuner init (platform 2): comm with 4 ranks and 1 nodes.",
+    ));
+    assert_eq!(
+        (a.inter_node_transport, a.socket_fallback, a.nodes),
+        (Transport::Unknown, None, None),
+        "{}",
+        a.why
+    );
+}
+
 /// Bootstrap ends only once every rank of the communicator has checked in with the root
 /// (bootstrap.cc prints `Bootstrap timings` at the end of `bootstrapInit`, 2.23+). One rank
 /// of a two-rank communicator that stops there shows that its peer started, elsewhere: the

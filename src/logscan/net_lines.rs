@@ -290,6 +290,26 @@ fn provider(rest: &str) -> Option<OfiEvent<'_>> {
 }
 
 /// An aws-ofi-nccl message (after `NET/OFI `).
+/// The 1.13+ tuner's `Tuner init: comm with 16 ranks and 2 nodes.` (also `Model Tuner init
+/// (platform 1): …` and `Region Tuner init (platform 2): …`): a communicator's size and node
+/// count, as NCCL gave them to the tuner.
+fn tuner_comm(rest: &str) -> Option<OfiEvent<'_>> {
+    let (head, counts) = rest.split_once("Tuner init")?;
+    if !matches!(head, "" | "Model " | "Region ") {
+        return None;
+    }
+    let counts = counts.split_once(": comm with ")?.1;
+    let (nranks, rest) = counts.split_once(" ranks and ")?;
+    let nnodes = rest
+        .strip_suffix('.')
+        .unwrap_or(rest)
+        .strip_suffix(" nodes")?;
+    Some(OfiEvent::TunerComm {
+        nranks: parse_u32(nranks.as_bytes())?,
+        nnodes: parse_u32(nnodes.as_bytes())?,
+    })
+}
+
 fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     if let Some(version) = rest
         .strip_prefix("Initializing aws-ofi-nccl ")
@@ -338,6 +358,9 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     if init_failed.iter().any(|p| rest.starts_with(p)) {
         return Some(OfiEvent::InitFailed);
     }
+    if let Some(comm) = tuner_comm(rest) {
+        return Some(comm);
+    }
     if let Some(version) = rest.strip_prefix("Using Libfabric version ") {
         return Some(OfiEvent::LibfabricVersion(version.trim()));
     }
@@ -385,6 +408,35 @@ static FOUND: Needle = LazyLock::new(|| Finder::new(b"(found "));
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tuner_counts_ranks_and_nodes() {
+        // aws-ofi-nccl 1.13+ (tuner/nccl_ofi_tuner, _model, _regions): ATUN9a-c.
+        for line in [
+            "NET/OFI Tuner init: comm with 16 ranks and 2 nodes.",
+            "NET/OFI Model Tuner init (platform 1): comm with 16 ranks and 2 nodes.",
+            "NET/OFI Region Tuner init (platform 2): comm with 16 ranks and 2 nodes.",
+        ] {
+            let comm = OfiEvent::TunerComm {
+                nranks: 16,
+                nnodes: 2,
+            };
+            assert_eq!(classify(line), Some(Event::Ofi(comm)), "{line}");
+        }
+        for other in [
+            "NET/OFI Tuner init: comm with many ranks and 2 nodes.",
+            "NET/OFI My Tuner init: comm with 16 ranks and 2 nodes.",
+            "NET/OFI Region base Tuner is chosen for platform: P5en",
+        ] {
+            assert!(
+                !matches!(
+                    classify(other),
+                    Some(Event::Ofi(OfiEvent::TunerComm { .. }))
+                ),
+                "{other}"
+            );
+        }
+    }
 
     #[test]
     fn plugin_loading_of_every_era() {

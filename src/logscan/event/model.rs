@@ -191,6 +191,9 @@ pub enum OfiEventOf<S> {
     /// `Running on p4d.24xlarge platform, …` (AWS builds 1.1.5+; `P4d` in 1.1.5): the EC2
     /// instance type the plugin's platform table matched.
     Platform(S),
+    /// 1.13+ tuner: `[Model |Region ]Tuner init[ (platform N)]: comm with R ranks and N
+    /// nodes.`, NCCL's own `nRanks` and `nNodes` of a communicator, handed to the tuner.
+    TunerComm { nranks: u32, nnodes: u32 },
 }
 
 /// The NCCL ranks at the two ends of a connection line, as printed (`from -> to`).
@@ -343,6 +346,7 @@ impl<S> OfiEventOf<S> {
             EfaRuntime => EfaRuntime,
             ProviderFilter(s) => ProviderFilter(f(s)),
             Platform(s) => Platform(f(s)),
+            TunerComm { nranks, nnodes } => TunerComm { nranks, nnodes },
         }
     }
 }

@@ -515,6 +515,21 @@ impl Facts {
                     p.gdr_nic_off.get_or_insert_with(|| seen.evidence());
                 }
             }
+            // Only as a count of several nodes: under multi-node NVLink NCCL counts a whole
+            // clique as one node, and this line does not say whether the communicator is one
+            // (the communicator line's `MNNVL 1` does), so `1 nodes` proves nothing here.
+            Event::Ofi(OfiEvent::TunerComm { nranks, nnodes }) => {
+                let r = &mut self.ranks[rank];
+                if nranks > 1 {
+                    r.multi_rank_comm = true;
+                }
+                if nnodes > 1 && r.max_nnodes.as_ref().is_none_or(|f| nnodes > f.value) {
+                    r.max_nnodes = Some(Fact {
+                        value: nnodes,
+                        evidence: seen.evidence(),
+                    });
+                }
+            }
             Event::Ofi(ofi) => self.apply_ofi(process, ofi, seen),
             Event::Env { var, value } => {
                 if p.env.len() < MAX_LIST && p.env(var).is_none() {
@@ -698,6 +713,8 @@ impl Facts {
             OfiEvent::ProviderFilter(filter) => {
                 p.ofi_filter.get_or_insert_with(|| filter.to_string());
             }
+            // Per rank: `Facts::apply`.
+            OfiEvent::TunerComm { .. } => {}
             OfiEvent::EfaRuntime => {
                 p.efa_runtime.get_or_insert_with(|| seen.evidence());
                 self.warnings.push(seen);
