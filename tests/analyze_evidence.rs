@@ -507,6 +507,35 @@ h:2:2 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 M
     );
 }
 
+/// Ray's log deduplication (on by default since Ray 2.5) prints the first of several
+/// workers' lines that match once every word holding a digit is dropped, then one copy with
+/// `[repeated Nx across cluster]` for the rest: communicator init lines differ only in such
+/// words, so most workers' `Init COMPLETE` never reaches the driver's log. Where init lines
+/// carry that marker, a rank without its completion is no hang; without it, it is.
+#[test]
+fn ray_folding_init_lines_hides_completions_not_a_hang() {
+    let log = |repeated: &str| {
+        format!(
+            "(RayTrainWorker pid=1, ip=10.0.0.1) h1:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START\n\
+             (RayTrainWorker pid=2, ip=10.0.0.2) h2:2:2 [0] NCCL INFO ncclCommInitRank comm 0x2 rank 1 nranks 4 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START{repeated}\n\
+             (RayTrainWorker pid=1, ip=10.0.0.1) h1:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE\n"
+        )
+    };
+    let stuck = |log: &str| {
+        let a = run(log);
+        let f = finding(&a, "init-incomplete")
+            .expect("init-incomplete")
+            .clone();
+        (f.severity, f.message)
+    };
+    let (severity, message) = stuck(&log(" [repeated 3x across cluster]"));
+    assert_eq!(severity, Severity::Warn, "{message}");
+    assert!(message.contains("Ray folded init lines"), "{message}");
+    let (severity, message) = stuck(&log(""));
+    assert_eq!(severity, Severity::Error, "{message}");
+    assert!(!message.contains("Ray folded"), "{message}");
+}
+
 /// The same job told in an earlier release's lines and in 2.29/2.30's, which changed how
 /// several lines look (each change noted): both must read the same. Two hosts over RoCE, a
 /// completion error, NCCL's error traceback, and a rank whose init never completed.

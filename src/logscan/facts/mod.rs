@@ -106,6 +106,10 @@ pub struct Facts {
     pub launch_env: Vec<(String, Fact<String>)>,
     /// `Options::simulated_nodes`: the one host the ranks show is several nodes on purpose.
     pub simulated_nodes: bool,
+    /// Sources in which Ray folded communicator init lines of several workers into one
+    /// (`… - Init START [repeated 14x across cluster]`, at most `MAX_LIST`): there a rank's
+    /// missing init line may have been folded away (`Facts::note_folded`).
+    pub folded_inits: Vec<usize>,
     /// A cap was hit: some processes or details were not tracked.
     pub capped: bool,
     /// IB device lists parsed already: the processes of one host print the same list (and
@@ -625,6 +629,7 @@ impl Facts {
                 self.warnings.push(seen);
             }
             Event::InitStart(init) => {
+                self.note_folded(seen);
                 let r = &mut self.ranks[rank];
                 if init.split && r.split_comms.len() < MAX_LIST {
                     r.split_comms.push(hex_id(init.comm));
@@ -637,6 +642,7 @@ impl Facts {
                 self.init_started(rank, init, seen)
             }
             Event::InitComplete(init) => {
+                self.note_folded(seen);
                 if init.all_in_one_process {
                     self.ranks[rank]
                         .all_in_one_process
@@ -821,6 +827,20 @@ impl Facts {
             raw: &mark.raw,
         };
         seen.evidence()
+    }
+
+    /// Ray's log deduplication (on by default since Ray 2.5) prints the first of several
+    /// workers' lines that are the same once every word holding a digit is taken out, and
+    /// later one copy with `[repeated Nx across cluster]` for the rest: communicator init
+    /// lines differ only in such words (comm, rank, device, bus id), so most workers' own go
+    /// unprinted. Noted for the source of an init line that carries the marker.
+    fn note_folded(&mut self, seen: &Seen) {
+        if self.folded_inits.len() < MAX_LIST
+            && !self.folded_inits.contains(&seen.source_index)
+            && memchr::memmem::find(seen.raw, b"x across cluster]").is_some()
+        {
+            self.folded_inits.push(seen.source_index);
+        }
     }
 
     fn init_started(&mut self, rank: usize, init: InitLine, seen: &Seen) {
