@@ -536,6 +536,51 @@ fn ray_folding_init_lines_hides_completions_not_a_hang() {
     assert!(!message.contains("Ray folded"), "{message}");
 }
 
+/// A verbs work request that completes with an error fails NCCL's operation (net_ib.cc):
+/// at `NCCL_DEBUG=WARN` that WARN is often all the log holds of a failed job, without the
+/// INFO breadcrumbs (`net.cc:1227 -> 6`) that `nccl-error` reads. The status is libibverbs'
+/// `enum ibv_wc_status`; a flushed request (5) only follows an earlier failure.
+#[test]
+fn a_completion_error_fails_the_job_and_names_its_status() {
+    let failed = |log: &str| {
+        let a = run(log);
+        assert_eq!(
+            a.verdict,
+            netcheck::logscan::Verdict::Fail,
+            "{:?}",
+            a.findings
+        );
+        finding(&a, "net-traffic-error")
+            .expect("net-traffic-error")
+            .message
+            .clone()
+    };
+    // 2.21+ form; another process's flushed request first.
+    let message = failed(
+        "a:1:1 [0] transport/net_ib.cc:2453 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<36473> with status=5 opcode=0 len=0 vendor err 249 (Recv) localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0\n\
+         b:2:2 [0] transport/net_ib.cc:2453 NCCL WARN NET/IB: Got completion from peer 10.0.0.1<36473> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.0.2 remoteGids ::ffff:10.0.0.1 hca mlx5_0\n",
+    );
+    assert!(
+        message.contains("status 12 IBV_WC_RETRY_EXC_ERR"),
+        "{message}"
+    );
+    // 2.4–2.7 form.
+    let message = failed(
+        "a:1:1 [0] transport/net_ib.cc:786 NCCL WARN NET/IB : Got completion with error 4, opcode 0, len 0, vendor err 81\n",
+    );
+    assert!(
+        message.contains("status 4 IBV_WC_LOC_PROT_ERR"),
+        "{message}"
+    );
+    let message = failed(
+        "a:1:1 [0] transport/net_socket.cc:219 NCCL WARN NET/Socket : socket progress error\n",
+    );
+    assert!(
+        message.contains("NET/Socket progress error on a:1"),
+        "{message}"
+    );
+}
+
 /// The same job told in an earlier release's lines and in 2.29/2.30's, which changed how
 /// several lines look (each change noted): both must read the same. Two hosts over RoCE, a
 /// completion error, NCCL's error traceback, and a rank whose init never completed.

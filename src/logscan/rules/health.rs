@@ -104,6 +104,131 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// A network connection failed while it carried data: `NET/IB : Got completion from peer …
+/// with status=N` (the verbs work request failed, every release; NCCL then fails the
+/// operation) or `NET/Socket : socket progress error`. Often the only sign of the failure in a
+/// log taken at `NCCL_DEBUG=WARN`, which prints no error breadcrumbs. The IB status is
+/// `enum ibv_wc_status` (libibverbs' verbs.h), named with what usually causes it.
+pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    let ib: Vec<&Process> = facts
+        .processes
+        .iter()
+        .filter(|p| p.ib_traffic.is_some())
+        .collect();
+    let socket: Vec<&Process> = (facts.processes.iter())
+        .filter(|p| p.socket_traffic.is_some())
+        .collect();
+    if ib.is_empty() && socket.is_empty() {
+        return;
+    }
+    let mut parts = Vec::new();
+    let mut hint = None;
+    if !ib.is_empty() {
+        let statuses: Vec<u32> = (ib.iter())
+            .filter_map(|p| wc_status(&p.ib_traffic.as_ref()?.text))
+            .collect();
+        // A flushed request (5) follows an earlier failure on the same queue pair: name the
+        // first status that is not one, if any.
+        let first = (statuses.iter().find(|&&s| s != 5))
+            .or(statuses.first())
+            .copied();
+        let what = match first.map(|s| (s, wc_status_name(s))) {
+            Some((s, Some((name, meaning)))) => format!(", status {s} {name}: {meaning}"),
+            Some((s, None)) => format!(", status {s}"),
+            None => String::new(),
+        };
+        hint = first.and_then(wc_status_hint);
+        parts.push(format!(
+            "NET/IB completion error on {}{what}",
+            labels(ib.iter().copied())
+        ));
+    }
+    if !socket.is_empty() {
+        parts.push(format!(
+            "NET/Socket progress error on {}",
+            labels(socket.iter().copied())
+        ));
+    }
+    let evidence = (ib.iter().filter_map(|p| p.ib_traffic.clone()))
+        .chain(socket.iter().filter_map(|p| p.socket_traffic.clone()))
+        .collect();
+    out.push(finding(
+        "net-traffic-error",
+        Severity::Error,
+        format!(
+            "a network connection failed while carrying data: {}",
+            parts.join("; ")
+        ),
+        evidence,
+        Some(hint.unwrap_or("a peer exited or the network between the ranks failed: read the peers' logs from the same moment and check the fabric (`netcheck fabric`)").into()),
+    ));
+}
+
+/// The work completion status of a `Got completion` line: `status=12` (2.21+), `with error
+/// 12,` (2.4–2.18).
+fn wc_status(text: &str) -> Option<u32> {
+    let at = text
+        .find("status=")
+        .map(|at| at + "status=".len())
+        .or_else(|| text.find("with error ").map(|at| at + "with error ".len()))?;
+    let digits: &str = &text[at..];
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    digits[..end].parse().ok()
+}
+
+/// `enum ibv_wc_status` (libibverbs verbs.h): the name and what it means for NCCL.
+fn wc_status_name(status: u32) -> Option<(&'static str, &'static str)> {
+    Some(match status {
+        1 => ("IBV_WC_LOC_LEN_ERR", "a local length error"),
+        2 => ("IBV_WC_LOC_QP_OP_ERR", "a local queue pair error"),
+        4 => (
+            "IBV_WC_LOC_PROT_ERR",
+            "a local protection error: the buffer's memory registration did not allow the access",
+        ),
+        5 => (
+            "IBV_WC_WR_FLUSH_ERR",
+            "flushed after an earlier failure on the connection",
+        ),
+        8 => ("IBV_WC_LOC_ACCESS_ERR", "a local access error"),
+        9 => ("IBV_WC_REM_INV_REQ_ERR", "the peer rejected the request"),
+        10 => (
+            "IBV_WC_REM_ACCESS_ERR",
+            "the peer refused access to its memory",
+        ),
+        11 => ("IBV_WC_REM_OP_ERR", "the peer failed the operation"),
+        12 => (
+            "IBV_WC_RETRY_EXC_ERR",
+            "the peer never acknowledged (transport retries exhausted)",
+        ),
+        13 => (
+            "IBV_WC_RNR_RETRY_EXC_ERR",
+            "the peer had no receive posted (receiver-not-ready retries exhausted)",
+        ),
+        19 => ("IBV_WC_FATAL_ERR", "the adapter reported a fatal error"),
+        20 => ("IBV_WC_RESP_TIMEOUT_ERR", "the peer's response timed out"),
+        21 => ("IBV_WC_GENERAL_ERR", "a general adapter error"),
+        _ => return None,
+    })
+}
+
+fn wc_status_hint(status: u32) -> Option<&'static str> {
+    Some(match status {
+        12 | 20 => {
+            "the packets did not reach the peer or its answer did not come back: a port or link down, a switch or routing problem (on RoCE: the GID index, VLAN or PFC/ECN settings, NCCL_IB_GID_INDEX), or the peer process gone; check `ibstat`/`ibv_devinfo` on both hosts, the peers' logs and the fabric (`netcheck fabric`)"
+        }
+        4 | 8 | 10 => {
+            "memory registration failed or was refused: with GPUDirect RDMA, check that nvidia-peermem (or DMA-BUF) works on both hosts and the memlock limit (`ulimit -l`); NCCL_NET_GDR_LEVEL=LOC turns GPUDirect RDMA off to confirm"
+        }
+        13 => {
+            "the receiver had no buffer posted in time: a peer stalled or exited; read the peers' logs from the same moment"
+        }
+        _ => return None,
+    })
+}
+
 pub fn nccl_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
     let facts = ctx.facts;
     if !facts.timeouts.is_empty() {

@@ -42,6 +42,7 @@ const RULES: &[Rule] = &[
     network::multi_node_nvlink,
     network::mnnvl_not_working,
     health::init_incomplete,
+    health::net_traffic_errors,
     health::nccl_errors,
     health::nccl_warnings,
     health::mixed_versions,
