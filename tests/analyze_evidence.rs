@@ -536,7 +536,8 @@ fn ray_folding_init_lines_hides_completions_not_a_hang() {
     assert!(!message.contains("Ray folded"), "{message}");
 }
 
-/// A verbs work request that completes with an error fails NCCL's operation (net_ib.cc):
+/// A verbs work request that completes with an error fails NCCL's operation (net_ib.cc), as
+/// does an aws-ofi-nccl request that completes with one:
 /// at `NCCL_DEBUG=WARN` that WARN is often all the log holds of a failed job, without the
 /// INFO breadcrumbs (`net.cc:1227 -> 6`) that `nccl-error` reads. The status is libibverbs'
 /// `enum ibv_wc_status`; a flushed request (5) only follows an earlier failure.
@@ -577,6 +578,14 @@ fn a_completion_error_fails_the_job_and_names_its_status() {
     );
     assert!(
         message.contains("NET/Socket progress error on a:1"),
+        "{message}"
+    );
+    // aws-ofi-nccl: a request over the provider completed with an error.
+    let message = failed(
+        "a:1:1 [0] nccl_net_ofi_rdma.c:1487 NCCL WARN NET/OFI Request 0x7f3c completed with error. RC: -5. Error: 5 (Input/output error). Completed length: 0, Request: { dev: 0, size: 0 }\n",
+    );
+    assert!(
+        message.contains("NET/OFI request completed with an error (5 (Input/output error)) on a:1"),
         "{message}"
     );
 }

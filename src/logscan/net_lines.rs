@@ -384,6 +384,11 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
     }
     // Most NET/OFI lines are informational; test for the rare ones with one byte search each.
     let bytes = rest.as_bytes();
+    if COMPLETED_WITH_ERROR.find(bytes).is_some() {
+        return Some(OfiEvent::TrafficError {
+            detail: ofi_error_detail(rest),
+        });
+    }
     if GDR.find(bytes).is_some()
         && (rest.contains("disabling GDR")
             || rest.contains("GDR not supported")
@@ -399,6 +404,24 @@ fn ofi(rest: &str) -> Option<OfiEvent<'_>> {
 }
 
 static GDR: Needle = LazyLock::new(|| Finder::new(b"GDR"));
+static COMPLETED_WITH_ERROR: Needle = LazyLock::new(|| Finder::new(b"completed with error"));
+
+/// The error of a request that completed with one: `Error: 5 (Input/output error)` (1.4+),
+/// 1.21's `strerror: Input/output error`.
+fn ofi_error_detail(rest: &str) -> Option<&str> {
+    let (at, key) = [("strerror: ", ','), ("Error: ", '.')]
+        .into_iter()
+        .find_map(|(key, end)| rest.find(key).map(|at| (at + key.len(), end)))?;
+    let detail = &rest[at..];
+    // `Error: 5 (Input/output error). Completed length: 0`: up to the sentence's end, and
+    // whole parentheses.
+    let end = match detail.find(')') {
+        Some(close) if key == '.' && detail[..close].contains('(') => close + 1,
+        _ => detail.find(key).unwrap_or(detail.len()),
+    };
+    let detail = detail[..end].trim();
+    (!detail.is_empty()).then_some(detail)
+}
 static EFA: Needle = LazyLock::new(|| Finder::new(b"EFA device"));
 static FI_ADDR_EFA: Needle = LazyLock::new(|| Finder::new(b"fi_addr_efa"));
 static OOB: Needle = LazyLock::new(|| Finder::new(b"OOB"));
@@ -408,6 +431,34 @@ static FOUND: Needle = LazyLock::new(|| Finder::new(b"(found "));
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ofi_requests_that_completed_with_an_error() {
+        // aws-ofi-nccl ARUN51a (1.4–1.9), ARUN51b (1.11–1.16), ARUN51e (1.21), ARUN289 (1.21),
+        // ARUN131 (1.7–1.11).
+        for (line, detail) in [
+            (
+                "NET/OFI Request 0x7f3c completed with error. RC: -5. Error: Input/output error. Completed length: 0, Request: { dev: 0 }",
+                Some("Input/output error"),
+            ),
+            (
+                "NET/OFI Request 0x7f3c completed with error. RC: -5. Error: 5 (Input/output error). Completed length: 0, Request: { dev: 0 }",
+                Some("5 (Input/output error)"),
+            ),
+            (
+                "NET/OFI Remote write completed with error. RC: -5. Flags: 0. Error: 5 (Input/output error). Completed length: 0",
+                Some("5 (Input/output error)"),
+            ),
+            (
+                "NET/OFI Request 0x7f01 (send) completed with error: err: 5, flags: 0, prov_errno: 4118, strerror: Input/output error, len: 0",
+                Some("Input/output error"),
+            ),
+            ("NET/OFI Request completed with error", None),
+        ] {
+            let event = OfiEvent::TrafficError { detail };
+            assert_eq!(classify(line), Some(Event::Ofi(event)), "{line}");
+        }
+    }
 
     #[test]
     fn the_tuner_counts_ranks_and_nodes() {

@@ -191,6 +191,12 @@ pub enum OfiEventOf<S> {
     /// `Running on p4d.24xlarge platform, …` (AWS builds 1.1.5+; `P4d` in 1.1.5): the EC2
     /// instance type the plugin's platform table matched.
     Platform(S),
+    /// A request the plugin posted completed with an error (every release since 1.4:
+    /// `Request 0x… completed with error. RC: -5. Error: 5 (Input/output error). …`, `Remote
+    /// write completed with error…`, 1.21's `Request 0x… (send) completed with error: err: …`):
+    /// a NET connection over the provider failed while it carried data. `detail`: the error
+    /// as printed, if the line has it.
+    TrafficError { detail: Option<S> },
     /// 1.13+ tuner: `[Model |Region ]Tuner init[ (platform N)]: comm with R ranks and N
     /// nodes.`, NCCL's own `nRanks` and `nNodes` of a communicator, handed to the tuner.
     TunerComm { nranks: u32, nnodes: u32 },
@@ -347,6 +353,9 @@ impl<S> OfiEventOf<S> {
             ProviderFilter(s) => ProviderFilter(f(s)),
             Platform(s) => Platform(f(s)),
             TunerComm { nranks, nnodes } => TunerComm { nranks, nnodes },
+            TrafficError { detail } => TrafficError {
+                detail: detail.map(f),
+            },
         }
     }
 }

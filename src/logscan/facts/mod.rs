@@ -721,6 +721,10 @@ impl Facts {
             }
             // Per rank: `Facts::apply`.
             OfiEvent::TunerComm { .. } => {}
+            OfiEvent::TrafficError { detail } => {
+                set_once(&mut p.ofi_traffic, || detail.map(str::to_string), seen);
+                self.warnings.push(seen);
+            }
             OfiEvent::EfaRuntime => {
                 p.efa_runtime.get_or_insert_with(|| seen.evidence());
                 self.warnings.push(seen);
@@ -971,7 +975,8 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::PeerVersion(_)
         | Event::Breadcrumb { .. }
         | Event::Warn
-        | Event::NetTrafficError { .. } => Phase::Error,
+        | Event::NetTrafficError { .. }
+        | Event::Ofi(OfiEvent::TrafficError { .. }) => Phase::Error,
         _ => return None,
     })
 }

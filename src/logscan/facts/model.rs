@@ -194,6 +194,9 @@ pub struct Process {
     pub ib_traffic: Option<Evidence>,
     /// `NET/Socket : socket progress error`: a NET/Socket connection carried data.
     pub socket_traffic: Option<Evidence>,
+    /// aws-ofi-nccl's `Request … completed with error …`: a connection over the plugin
+    /// failed while it carried data; and the error as printed.
+    pub ofi_traffic: Option<Fact<Option<String>>>,
     pub tuner_probe: Option<Evidence>,
     /// NCCL's routine "no external plugin, using internal implementation" line (§3): the
     /// network is NCCL's own IB, else its Socket.

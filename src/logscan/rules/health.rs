@@ -106,7 +106,8 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
 
 /// A network connection failed while it carried data: `NET/IB : Got completion from peer …
 /// with status=N` (the verbs work request failed, every release; NCCL then fails the
-/// operation) or `NET/Socket : socket progress error`. Often the only sign of the failure in a
+/// operation), `NET/Socket : socket progress error`, or aws-ofi-nccl's `Request … completed
+/// with error` (the libfabric provider's completion carried an error). Often the only sign of the failure in a
 /// log taken at `NCCL_DEBUG=WARN`, which prints no error breadcrumbs. The IB status is
 /// `enum ibv_wc_status` (libibverbs' verbs.h), named with what usually causes it.
 pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -119,7 +120,12 @@ pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
     let socket: Vec<&Process> = (facts.processes.iter())
         .filter(|p| p.socket_traffic.is_some())
         .collect();
-    if ib.is_empty() && socket.is_empty() {
+    let ofi: Vec<&Process> = facts
+        .processes
+        .iter()
+        .filter(|p| p.ofi_traffic.is_some())
+        .collect();
+    if ib.is_empty() && socket.is_empty() && ofi.is_empty() {
         return;
     }
     let mut parts = Vec::new();
@@ -150,8 +156,22 @@ pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
             labels(socket.iter().copied())
         ));
     }
+    if !ofi.is_empty() {
+        let detail = (ofi.iter())
+            .find_map(|p| p.ofi_traffic.as_ref()?.value.as_deref())
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default();
+        parts.push(format!(
+            "a NET/OFI request completed with an error{detail} on {}",
+            labels(ofi.iter().copied())
+        ));
+    }
     let evidence = (ib.iter().filter_map(|p| p.ib_traffic.clone()))
         .chain(socket.iter().filter_map(|p| p.socket_traffic.clone()))
+        .chain(
+            ofi.iter()
+                .filter_map(|p| Some(p.ofi_traffic.as_ref()?.evidence.clone())),
+        )
         .collect();
     out.push(finding(
         "net-traffic-error",
