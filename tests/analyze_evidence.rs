@@ -590,6 +590,48 @@ fn a_completion_error_fails_the_job_and_names_its_status() {
     );
 }
 
+/// NCCL's verbs wrapper WARNs when a verbs call fails (misc/ibvwrap.cc, every release) and
+/// NCCL returns a system error: the finding names the call and what usually causes it. The
+/// same text as INFO is a probe of an optional call, and says nothing.
+#[test]
+fn a_failed_verbs_call_is_named_with_its_likely_cause() {
+    let verbs = |log: &str| {
+        let a = run(log);
+        finding(&a, "ib-verbs-failed").map(|f| {
+            (
+                a.verdict,
+                f.message.clone(),
+                f.hint.clone().unwrap_or_default(),
+            )
+        })
+    };
+    let (verdict, message, hint) =
+        verbs("a:1:1 [0] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed with error Bad address\n").expect("finding");
+    assert_eq!(verdict, netcheck::logscan::Verdict::Fail);
+    assert!(
+        message.contains("ibv_reg_mr (Bad address) on a:1"),
+        "{message}"
+    );
+    assert!(hint.contains("nvidia-peermem"), "{hint}");
+    let (_, message, hint) = verbs(
+        "a:1:1 [0] misc/ibvwrap.cc:60 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory errno 12\n",
+    )
+    .expect("finding");
+    assert!(
+        message.contains("ibv_reg_mr_iova2 (Cannot allocate memory)"),
+        "{message}"
+    );
+    assert!(hint.contains("ulimit -l"), "{hint}");
+    let (_, _, hint) = verbs(
+        "a:1:1 [0] misc/ibvwrap.cc:376 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2\n",
+    )
+    .expect("finding");
+    assert!(hint.contains("NCCL_IB_GID_INDEX"), "{hint}");
+    assert!(
+        verbs("a:1:1 [0] NCCL INFO Call to ibv_reg_dmabuf_mr failed with error Bad file descriptor errno 9\n").is_none()
+    );
+}
+
 /// The same job told in an earlier release's lines and in 2.29/2.30's, which changed how
 /// several lines look (each change noted): both must read the same. Two hosts over RoCE, a
 /// completion error, NCCL's error traceback, and a rank whose init never completed.

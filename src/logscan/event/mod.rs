@@ -242,6 +242,33 @@ fn classify_n(msg: &str) -> Option<Event<'_>> {
     None
 }
 
+/// NCCL's verbs wrapper (misc/ibvwrap.cc, every release) as a WARN: `Call to ibv_reg_mr
+/// failed with error Bad address` (2.21+ adds ` errno 14`), 2.26+ `Call to ibv_modify_qp
+/// failed with 110 Connection timed out, on dev …`, or `Call to ibv_create_qp failed`. The
+/// optional calls NCCL probes print the same text as INFO, which says nothing.
+fn verbs_call_failed(msg: &str) -> Option<Event<'_>> {
+    let rest = msg.strip_prefix("Call to ")?;
+    let (call, after) = rest.split_once(' ')?;
+    let after = after.strip_prefix("failed")?;
+    if !call.starts_with("ibv_") || !call.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return None;
+    }
+    // ` with error Bad address errno 14`, ` with 110 Connection timed out, on dev …`.
+    let detail = after.trim_start().strip_prefix("with ").map(|d| {
+        let d = d.strip_prefix("error ").unwrap_or(d);
+        let end = [" errno ", ", "]
+            .iter()
+            .filter_map(|sep| d.find(sep))
+            .min()
+            .unwrap_or(d.len());
+        d[..end].trim()
+    });
+    Some(Event::VerbsCallFailed {
+        call,
+        detail: detail.filter(|d| !d.is_empty()),
+    })
+}
+
 fn classify_warn(msg: &str) -> Event<'_> {
     if msg.starts_with("Failed to initialize any NET plugin") {
         return Event::NoNetPlugin;
@@ -273,6 +300,9 @@ fn classify_warn(msg: &str) -> Event<'_> {
     }
     if msg.starts_with("Failed to open libibverbs") {
         return Event::VerbsMissing;
+    }
+    if let Some(event) = verbs_call_failed(msg) {
+        return event;
     }
     if msg.starts_with("NET/")
         && let Some(event) = net_lines::classify(msg)
@@ -1094,6 +1124,45 @@ mod tests {
             let std: Vec<&str> = text.split_ascii_whitespace().collect();
             assert_eq!(ours, std, "{text:?}");
         }
+    }
+
+    #[test]
+    fn verbs_calls_that_failed() {
+        // misc/ibvwrap.cc: NIB4a (every release), NIB4b (2.21+), NIB48 (2.26+), NIB5.
+        let warn = |msg| classify_record(Level::Warn, msg);
+        for (msg, call, detail) in [
+            (
+                "Call to ibv_reg_mr failed with error Bad address",
+                "ibv_reg_mr",
+                Some("Bad address"),
+            ),
+            (
+                "Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory errno 12",
+                "ibv_reg_mr_iova2",
+                Some("Cannot allocate memory"),
+            ),
+            (
+                "Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2",
+                "ibv_modify_qp",
+                Some("110 Connection timed out"),
+            ),
+            ("Call to ibv_create_qp failed", "ibv_create_qp", None),
+        ] {
+            assert_eq!(
+                warn(msg),
+                Some(Event::VerbsCallFailed { call, detail }),
+                "{msg}"
+            );
+        }
+        assert_eq!(
+            warn("Call to cuMemGetHandleForAddressRange failed with error 1"),
+            Some(Event::Warn)
+        );
+        // The probes of optional calls print the same text as INFO.
+        assert_eq!(
+            info("Call to ibv_reg_dmabuf_mr failed with error Bad file descriptor errno 9"),
+            None
+        );
     }
 
     #[test]

@@ -114,6 +114,12 @@ pub enum EventOf<S> {
     /// rank its ring neighbour only once every rank of the communicator has checked in, so
     /// a rank past this point shows that all of them started.
     Bootstrapped,
+    /// A verbs call failed (NCCL's verbs wrapper, a WARN): `call` is the verbs function
+    /// (`ibv_reg_mr`, `ibv_modify_qp`, ...), `detail` the error as printed.
+    VerbsCallFailed {
+        call: S,
+        detail: Option<S>,
+    },
     /// Ring/tree layout lines: the rank reached topology setup.
     Topology,
     /// `Trees [0] 5/-1/-1->4->3 [1] ...` (2.5+; 2.4: `[0] 3->4->5/-1/-1`, the children last)
@@ -316,6 +322,10 @@ impl<S> EventOf<S> {
             InitComplete(init) => InitComplete(init.map(f)),
             Destroyed => Destroyed,
             Bootstrapped => Bootstrapped,
+            VerbsCallFailed { call, detail } => VerbsCallFailed {
+                call: f(call),
+                detail: detail.map(f),
+            },
             Topology => Topology,
             TreeBranches => TreeBranches,
             Connected { gdr } => Connected { gdr },

@@ -670,6 +670,18 @@ impl Facts {
                 self.warnings.push(seen);
                 self.add_job_version(version, seen);
             }
+            Event::VerbsCallFailed { call, detail } => {
+                if p.verbs_failures.len() < MAX_LIST
+                    && !p.verbs_failures.iter().any(|(c, _)| c == call)
+                {
+                    let fact = Fact {
+                        value: detail.map(str::to_string),
+                        evidence: seen.evidence(),
+                    };
+                    p.verbs_failures.push((call.to_string(), fact));
+                }
+                self.warnings.push(seen);
+            }
             Event::Warn => self.warnings.push(seen),
             Event::TreeBranches => {
                 self.ranks[rank]
@@ -975,6 +987,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::PeerVersion(_)
         | Event::Breadcrumb { .. }
         | Event::Warn
+        | Event::VerbsCallFailed { .. }
         | Event::NetTrafficError { .. }
         | Event::Ofi(OfiEvent::TrafficError { .. }) => Phase::Error,
         _ => return None,

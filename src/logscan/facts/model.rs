@@ -194,6 +194,9 @@ pub struct Process {
     pub ib_traffic: Option<Evidence>,
     /// `NET/Socket : socket progress error`: a NET/Socket connection carried data.
     pub socket_traffic: Option<Evidence>,
+    /// Verbs calls that failed (NCCL's verbs wrapper WARNs), the first of each call (at
+    /// most `MAX_LIST`), with the error as printed.
+    pub verbs_failures: Vec<(String, Fact<Option<String>>)>,
     /// aws-ofi-nccl's `Request … completed with error …`: a connection over the plugin
     /// failed while it carried data; and the error as printed.
     pub ofi_traffic: Option<Fact<Option<String>>>,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{Ctx, finding, labels, list};
 use crate::logscan::analysis::{Finding, Severity};
-use crate::logscan::facts::{Phase, Process};
+use crate::logscan::facts::{Fact, Phase, Process};
 
 /// A rank started communicator init and never finished it: where it stopped.
 pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -152,8 +152,8 @@ pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
     }
     if !socket.is_empty() {
         parts.push(format!(
-            "NET/Socket progress error on {}",
-            labels(socket.iter().copied())
+            "NET/Socket progress error{}",
+            on(socket.iter().copied())
         ));
     }
     if !ofi.is_empty() {
@@ -162,8 +162,8 @@ pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
             .map(|d| format!(" ({d})"))
             .unwrap_or_default();
         parts.push(format!(
-            "a NET/OFI request completed with an error{detail} on {}",
-            labels(ofi.iter().copied())
+            "a NET/OFI request completed with an error{detail}{}",
+            on(ofi.iter().copied())
         ));
     }
     let evidence = (ib.iter().filter_map(|p| p.ib_traffic.clone()))
@@ -183,6 +183,74 @@ pub fn net_traffic_errors(ctx: &Ctx, out: &mut Vec<Finding>) {
         evidence,
         Some(hint.unwrap_or("a peer exited or the network between the ranks failed: read the peers' logs from the same moment and check the fabric (`netcheck fabric`)").into()),
     ));
+}
+
+/// A verbs call failed in NCCL's verbs wrapper (a WARN; NCCL returns a system error and the
+/// operation or init fails): which call, on which processes, the error as printed, and what
+/// usually causes it.
+pub fn verbs_call_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    let failed: Vec<(&Process, &str, &Fact<Option<String>>)> = (facts.processes.iter())
+        .flat_map(|p| {
+            p.verbs_failures
+                .iter()
+                .map(move |(call, fact)| (p, call.as_str(), fact))
+        })
+        .collect();
+    let Some(&(_, first_call, first)) = failed.first() else {
+        return;
+    };
+    let mut calls: Vec<String> = Vec::new();
+    for (_, call, fact) in &failed {
+        let text = match &fact.value {
+            Some(detail) => format!("{call} ({detail})"),
+            None => call.to_string(),
+        };
+        if !calls.contains(&text) {
+            calls.push(text);
+        }
+    }
+    let processes = on(failed.iter().map(|(p, _, _)| *p));
+    let hint = verbs_hint(first_call, first.value.as_deref());
+    out.push(finding(
+        "ib-verbs-failed",
+        Severity::Error,
+        format!(
+            "an InfiniBand/RoCE verbs call failed: {}{processes}",
+            list(calls)
+        ),
+        failed
+            .iter()
+            .map(|(_, _, fact)| fact.evidence.clone())
+            .collect(),
+        Some(hint.into()),
+    ));
+}
+
+fn verbs_hint(call: &str, detail: Option<&str>) -> &'static str {
+    let memlock = detail.is_some_and(|d| d.contains("Cannot allocate memory"));
+    if call.starts_with("ibv_reg_") && !memlock {
+        "the NIC could not register the buffer: for GPU memory (GPUDirect RDMA) the nvidia-peermem module must be loaded, or DMA-BUF supported (open GPU kernel driver, Linux 5.12+); NCCL_NET_GDR_LEVEL=LOC turns GPUDirect RDMA off to confirm"
+    } else if memlock || call.starts_with("ibv_create_") || call == "ibv_alloc_pd" {
+        "the NIC refused memory or queue resources: raise the locked-memory limit (`ulimit -l unlimited`; in a container the runtime's memlock limit) and check that no other job holds the device"
+    } else if call == "ibv_modify_qp" {
+        "the connection between the two queue pairs could not be set up: on RoCE usually the GID index (leave NCCL_IB_GID_INDEX unset so NCCL picks one) or routing between NICs on different rails (NCCL_CROSS_NIC); on InfiniBand check the port state (`ibstat`) on both hosts"
+    } else if call == "ibv_open_device" || call == "ibv_get_device_list" {
+        "the device could not be opened: in a container mount /dev/infiniband (the RDMA device plugin) and allow IPC_LOCK"
+    } else {
+        "see the NCCL WARN lines around it; `netcheck doctor` checks the verbs devices, the locked-memory limit and nvidia-peermem"
+    }
+}
+
+/// ` on host:pid, …` for the processes that the log names, or nothing.
+fn on<'a>(processes: impl IntoIterator<Item = &'a Process>) -> String {
+    let mut names: Vec<String> = processes.into_iter().filter_map(Process::name).collect();
+    names.dedup();
+    if names.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", list(names))
+    }
 }
 
 /// The work completion status of a `Got completion` line: `status=12` (2.21+), `with error

@@ -43,6 +43,7 @@ const RULES: &[Rule] = &[
     network::mnnvl_not_working,
     health::init_incomplete,
     health::net_traffic_errors,
+    health::verbs_call_failed,
     health::nccl_errors,
     health::nccl_warnings,
     health::mixed_versions,
