@@ -632,6 +632,40 @@ fn a_failed_verbs_call_is_named_with_its_likely_cause() {
     );
 }
 
+/// NCCL's socket layer WARNs once it gives up connecting to a peer (every release, in
+/// several forms): the bootstrap and NET/Socket both connect this way, to ports chosen at
+/// random, so the finding names the peer and the error and says what each error means.
+#[test]
+fn a_socket_connect_that_gave_up_names_the_peer_and_the_likely_cause() {
+    let connect = |log: &str| {
+        let a = run(log);
+        assert_eq!(
+            a.verdict,
+            netcheck::logscan::Verdict::Fail,
+            "{:?}",
+            a.findings
+        );
+        let f = finding(&a, "socket-connect-failed").expect("socket-connect-failed");
+        (f.message.clone(), f.hint.clone().unwrap_or_default())
+    };
+    let (message, hint) = connect(
+        "a:1:1 [0] include/socket.h:390 NCCL WARN Connect to 192.168.80.157<34630> failed : No route to host\n",
+    );
+    assert!(
+        message.contains("to 192.168.80.157<34630>: No route to host"),
+        "{message}"
+    );
+    assert!(hint.contains("security group"), "{hint}");
+    let (message, hint) = connect(
+        "a:1:1 [0] misc/socket.cc:578 NCCL WARN socketPollConnect: connect to 10.0.0.2<43215> returned Connection refused, exceeded error retry count after 35 attempts\n",
+    );
+    assert!(
+        message.contains("to 10.0.0.2<43215>: Connection refused"),
+        "{message}"
+    );
+    assert!(hint.contains("exited or has not started"), "{hint}");
+}
+
 /// The same job told in an earlier release's lines and in 2.29/2.30's, which changed how
 /// several lines look (each change noted): both must read the same. Two hosts over RoCE, a
 /// completion error, NCCL's error traceback, and a rank whose init never completed.

@@ -269,6 +269,64 @@ fn verbs_call_failed(msg: &str) -> Option<Event<'_>> {
     })
 }
 
+/// NCCL's socket layer gave up connecting to a peer (a WARN; the bootstrap and NET/Socket
+/// both connect this way): `Connect to 10.0.0.2<43215> failed : No route to host` (2.4–2.7;
+/// `Net : ` in front 2.10–2.12, `socketStartConnect: ` 2.18–2.23, `<function>: ` 2.26),
+/// `socketPollConnect to X failed with error E` (2.27), `socketPollConnect: Connect to X
+/// returned N(E) errno …` (2.21–2.23), `<function>: connect to X returned E, exceeded error
+/// retry count after N attempts` (2.26–2.27), `socketStartConnect: exceeded timeouts (N)`
+/// (2.18–2.23). Each is printed once the retries are spent.
+fn socket_connect_failed(msg: &str) -> Option<Event<'_>> {
+    let at = msg
+        .find("onnect to ")
+        .filter(|&at| at > 0 && matches!(&msg[at - 1..at], "C" | "c"));
+    let Some(at) = at else {
+        let function =
+            msg.starts_with("socketStartConnect: ") || msg.starts_with("socketPollConnect: ");
+        let gave_up = msg.contains("exceeded retries") || msg.contains("exceeded timeouts");
+        if function && gave_up {
+            return Some(Event::SocketConnectFailed {
+                peer: None,
+                error: None,
+            });
+        }
+        // 2.26: `<function>: connect returned E, exceeded error retry count (N)`.
+        let error = msg.split_once(": connect returned ")?.1;
+        let error = error.split_once(", exceeded")?.0;
+        return Some(Event::SocketConnectFailed {
+            peer: None,
+            error: Some(error.trim()),
+        });
+    };
+    // Only the socket layer's own forms: nothing but a function name (or `Net :`) before.
+    let head = msg[..at - 1].trim_end();
+    let head_ok = head.is_empty()
+        || head == "Net :"
+        || (head.ends_with(':') && !head[..head.len() - 1].contains(' '))
+        // 2.27's `socketPollConnect to …`: the `C` is the function's.
+        || head == "socketPoll";
+    if !head_ok {
+        return None;
+    }
+    let rest = &msg[at + "onnect to ".len()..];
+    let (peer, after) = rest.split_once(' ')?;
+    let error = if let Some(e) = after.strip_prefix("failed : ") {
+        e
+    } else if let Some(e) = after.strip_prefix("failed with error ") {
+        e
+    } else if let Some(e) = after.strip_prefix("returned ") {
+        // `returned E, exceeded …`, `returned 111(Connection refused) errno …`.
+        let e = e.split_once(", exceeded").map_or(e, |(e, _)| e);
+        e.split_once(" errno ").map_or(e, |(e, _)| e)
+    } else {
+        return None;
+    };
+    Some(Event::SocketConnectFailed {
+        peer: Some(peer),
+        error: Some(error.trim()).filter(|e| !e.is_empty()),
+    })
+}
+
 fn classify_warn(msg: &str) -> Event<'_> {
     if msg.starts_with("Failed to initialize any NET plugin") {
         return Event::NoNetPlugin;
@@ -302,6 +360,9 @@ fn classify_warn(msg: &str) -> Event<'_> {
         return Event::VerbsMissing;
     }
     if let Some(event) = verbs_call_failed(msg) {
+        return event;
+    }
+    if let Some(event) = socket_connect_failed(msg) {
         return event;
     }
     if msg.starts_with("NET/")
@@ -1124,6 +1185,68 @@ mod tests {
             let std: Vec<&str> = text.split_ascii_whitespace().collect();
             assert_eq!(ours, std, "{text:?}");
         }
+    }
+
+    #[test]
+    fn socket_connects_that_gave_up() {
+        // misc/socket.cc, include/socket.h: NSOC10a-c, NSOC35, NSOC36b, NSOC40, NSOC44a-b,
+        // NSOC34a-d.
+        let warn = |msg| classify_record(Level::Warn, msg);
+        let failed = |peer, error| Some(Event::SocketConnectFailed { peer, error });
+        for (msg, peer, error) in [
+            (
+                "Connect to 192.168.80.157<34630> failed : No route to host",
+                Some("192.168.80.157<34630>"),
+                Some("No route to host"),
+            ),
+            (
+                "Net : Connect to 10.0.0.2<43215> failed : Connection refused",
+                Some("10.0.0.2<43215>"),
+                Some("Connection refused"),
+            ),
+            (
+                "socketStartConnect: Connect to 10.0.0.2<43215> failed : Connection timed out",
+                Some("10.0.0.2<43215>"),
+                Some("Connection timed out"),
+            ),
+            (
+                "bootstrapConnect: Connect to 10.0.0.2<43215> failed : Software caused connection abort",
+                Some("10.0.0.2<43215>"),
+                Some("Software caused connection abort"),
+            ),
+            (
+                "socketPollConnect to 10.0.0.2<43215> failed with error Connection refused",
+                Some("10.0.0.2<43215>"),
+                Some("Connection refused"),
+            ),
+            (
+                "socketPollConnect: Connect to 10.0.0.2<43215> returned 111(Connection refused) errno 111(Connection refused)",
+                Some("10.0.0.2<43215>"),
+                Some("111(Connection refused)"),
+            ),
+            (
+                "socketPollConnect: connect to 10.0.0.2<43215> returned Connection timed out, exceeded error retry count after 35 attempts",
+                Some("10.0.0.2<43215>"),
+                Some("Connection timed out"),
+            ),
+            (
+                "socketPollConnect: connect returned Connection refused, exceeded error retry count (35)",
+                None,
+                Some("Connection refused"),
+            ),
+            ("socketStartConnect: exceeded timeouts (35)", None, None),
+        ] {
+            assert_eq!(warn(msg), failed(peer, error), "{msg}");
+        }
+        // Others that mention a connection.
+        assert_eq!(
+            warn("NET/IB : Unable to connect to peer 3"),
+            Some(Event::Warn)
+        );
+        assert_eq!(
+            warn("Cuda failure: could not connect to the driver"),
+            Some(Event::Warn)
+        );
     }
 
     #[test]

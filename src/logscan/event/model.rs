@@ -114,6 +114,11 @@ pub enum EventOf<S> {
     /// rank its ring neighbour only once every rank of the communicator has checked in, so
     /// a rank past this point shows that all of them started.
     Bootstrapped,
+    /// NCCL's socket layer gave up connecting to `peer` (`10.0.0.2<43215>`) with `error`.
+    SocketConnectFailed {
+        peer: Option<S>,
+        error: Option<S>,
+    },
     /// A verbs call failed (NCCL's verbs wrapper, a WARN): `call` is the verbs function
     /// (`ibv_reg_mr`, `ibv_modify_qp`, ...), `detail` the error as printed.
     VerbsCallFailed {
@@ -322,6 +327,10 @@ impl<S> EventOf<S> {
             InitComplete(init) => InitComplete(init.map(f)),
             Destroyed => Destroyed,
             Bootstrapped => Bootstrapped,
+            SocketConnectFailed { peer, error } => SocketConnectFailed {
+                peer: peer.map(&mut *f),
+                error: error.map(f),
+            },
             VerbsCallFailed { call, detail } => VerbsCallFailed {
                 call: f(call),
                 detail: detail.map(f),

@@ -106,6 +106,10 @@ pub struct Facts {
     pub launch_env: Vec<(String, Fact<String>)>,
     /// `Options::simulated_nodes`: the one host the ranks show is several nodes on purpose.
     pub simulated_nodes: bool,
+    /// NCCL's socket layer gave up connecting to a peer: the lines, and the first peer and
+    /// error the lines name.
+    pub connect_failures: EvidenceList,
+    pub connect_failure: Option<(Option<String>, Option<String>)>,
     /// Sources in which Ray folded communicator init lines of several workers into one
     /// (`… - Init START [repeated 14x across cluster]`, at most `MAX_LIST`): there a rank's
     /// missing init line may have been folded away (`Facts::note_folded`).
@@ -670,6 +674,20 @@ impl Facts {
                 self.warnings.push(seen);
                 self.add_job_version(version, seen);
             }
+            Event::SocketConnectFailed { peer, error } => {
+                self.connect_failures.push(seen);
+                if self.connect_failure.is_none()
+                    || peer.is_some()
+                        && self
+                            .connect_failure
+                            .as_ref()
+                            .is_some_and(|(p, _)| p.is_none())
+                {
+                    self.connect_failure =
+                        Some((peer.map(str::to_string), error.map(str::to_string)));
+                }
+                self.warnings.push(seen);
+            }
             Event::VerbsCallFailed { call, detail } => {
                 if p.verbs_failures.len() < MAX_LIST
                     && !p.verbs_failures.iter().any(|(c, _)| c == call)
@@ -988,6 +1006,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::Breadcrumb { .. }
         | Event::Warn
         | Event::VerbsCallFailed { .. }
+        | Event::SocketConnectFailed { .. }
         | Event::NetTrafficError { .. }
         | Event::Ofi(OfiEvent::TrafficError { .. }) => Phase::Error,
         _ => return None,

@@ -242,6 +242,46 @@ fn verbs_hint(call: &str, detail: Option<&str>) -> &'static str {
     }
 }
 
+/// NCCL's socket layer gave up connecting to a peer (the bootstrap and NET/Socket both connect
+/// to ports each rank listens on, chosen at random): the peer and the error, and what they
+/// usually mean.
+pub fn socket_connect_failed(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let facts = ctx.facts;
+    if facts.connect_failures.is_empty() {
+        return;
+    }
+    let (peer, error) = facts.connect_failure.clone().unwrap_or_default();
+    let what = format!(
+        "{}{}",
+        peer.as_deref().unwrap_or("a peer"),
+        error
+            .as_deref()
+            .map(|e| format!(": {e}"))
+            .unwrap_or_default()
+    );
+    let error = error.unwrap_or_default().to_ascii_lowercase();
+    let cause = if error.contains("refused") {
+        "nothing listened on the peer's port: the peer process exited or has not started yet (read its log)"
+    } else if error.contains("no route")
+        || error.contains("unreachable")
+        || error.contains("timed out")
+    {
+        "the packets did not reach the peer: a firewall or security group between the nodes (on EKS the node security group must allow all traffic from itself), or NCCL_SOCKET_IFNAME naming an interface the peers cannot reach (docker0, a private bridge)"
+    } else {
+        "check that the nodes reach each other on all TCP ports and that NCCL_SOCKET_IFNAME names an interface they share"
+    };
+    out.push(finding(
+        "socket-connect-failed",
+        Severity::Error,
+        format!(
+            "NCCL could not open a TCP connection to {what} ({} line(s))",
+            facts.connect_failures.total
+        ),
+        facts.connect_failures.items.clone(),
+        Some(format!("NCCL's bootstrap and its socket transport connect to ports each rank listens on, chosen at random; {cause}")),
+    ));
+}
+
 /// ` on host:pid, …` for the processes that the log names, or nothing.
 fn on<'a>(processes: impl IntoIterator<Item = &'a Process>) -> String {
     let mut names: Vec<String> = processes.into_iter().filter_map(Process::name).collect();

@@ -44,6 +44,7 @@ const RULES: &[Rule] = &[
     health::init_incomplete,
     health::net_traffic_errors,
     health::verbs_call_failed,
+    health::socket_connect_failed,
     health::nccl_errors,
     health::nccl_warnings,
     health::mixed_versions,
