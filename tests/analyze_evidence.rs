@@ -536,6 +536,20 @@ fn ray_folding_init_lines_hides_completions_not_a_hang() {
     assert!(!message.contains("Ray folded"), "{message}");
 }
 
+/// The finding `id` of the analysis of `log`, which must fail.
+fn failed_with(log: &str, id: &str) -> netcheck::logscan::Finding {
+    let a = run(log);
+    assert_eq!(
+        a.verdict,
+        netcheck::logscan::Verdict::Fail,
+        "{:?}",
+        a.findings
+    );
+    finding(&a, id)
+        .unwrap_or_else(|| panic!("{id}: {:?}", a.findings))
+        .clone()
+}
+
 /// A verbs work request that completes with an error fails NCCL's operation (net_ib.cc), as
 /// does an aws-ofi-nccl request that completes with one:
 /// at `NCCL_DEBUG=WARN` that WARN is often all the log holds of a failed job, without the
@@ -543,19 +557,7 @@ fn ray_folding_init_lines_hides_completions_not_a_hang() {
 /// `enum ibv_wc_status`; a flushed request (5) only follows an earlier failure.
 #[test]
 fn a_completion_error_fails_the_job_and_names_its_status() {
-    let failed = |log: &str| {
-        let a = run(log);
-        assert_eq!(
-            a.verdict,
-            netcheck::logscan::Verdict::Fail,
-            "{:?}",
-            a.findings
-        );
-        finding(&a, "net-traffic-error")
-            .expect("net-traffic-error")
-            .message
-            .clone()
-    };
+    let failed = |log: &str| failed_with(log, "net-traffic-error").message;
     // 2.21+ form; another process's flushed request first.
     let message = failed(
         "a:1:1 [0] transport/net_ib.cc:2453 NCCL WARN NET/IB: Got completion from peer 10.0.0.2<36473> with status=5 opcode=0 len=0 vendor err 249 (Recv) localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca mlx5_0\n\
@@ -638,15 +640,8 @@ fn a_failed_verbs_call_is_named_with_its_likely_cause() {
 #[test]
 fn a_socket_connect_that_gave_up_names_the_peer_and_the_likely_cause() {
     let connect = |log: &str| {
-        let a = run(log);
-        assert_eq!(
-            a.verdict,
-            netcheck::logscan::Verdict::Fail,
-            "{:?}",
-            a.findings
-        );
-        let f = finding(&a, "socket-connect-failed").expect("socket-connect-failed");
-        (f.message.clone(), f.hint.clone().unwrap_or_default())
+        let f = failed_with(log, "socket-connect-failed");
+        (f.message, f.hint.unwrap_or_default())
     };
     let (message, hint) = connect(
         "a:1:1 [0] include/socket.h:390 NCCL WARN Connect to 192.168.80.157<34630> failed : No route to host\n",
