@@ -676,13 +676,9 @@ impl Facts {
             }
             Event::SocketConnectFailed { peer, error } => {
                 self.connect_failures.push(seen);
-                if self.connect_failure.is_none()
-                    || peer.is_some()
-                        && self
-                            .connect_failure
-                            .as_ref()
-                            .is_some_and(|(p, _)| p.is_none())
-                {
+                // The first failure that names its peer, else the first.
+                let named = (self.connect_failure.as_ref()).is_some_and(|(p, _)| p.is_some());
+                if !named && (self.connect_failure.is_none() || peer.is_some()) {
                     self.connect_failure =
                         Some((peer.map(str::to_string), error.map(str::to_string)));
                 }
