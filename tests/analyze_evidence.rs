@@ -507,6 +507,67 @@ h:2:2 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 M
     );
 }
 
+/// Processes that share one stdout (a pod running one process per GPU, a job writing to one
+/// file) write through C stdio, which fully buffers a pipe or a file and writes 4 KiB at a
+/// time, cutting lines anywhere: the file holds each process's output in the order the
+/// buffers were flushed, and a line cut at a flush goes on where that process's next buffer
+/// lands. There the order of different processes' lines shows nothing about who finished
+/// first; the same lines unbroken (line-buffered) do.
+#[test]
+fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
+    let start = |host: &str, pid: u32, rank: u32| {
+        format!(
+            "{host}:{pid}:{pid} [{rank}] NCCL INFO ncclCommInitRank comm 0x{pid} rank {rank} nranks 2 cudaDev {rank} nvmlDev {rank} busId {rank}000 commId 0xabc - Init START\n\
+                 {host}:{pid}:{pid} [{rank}] NCCL INFO comm 0x{pid} rank {rank} nRanks 2 nNodes 1 localRanks 2 localRank {rank} MNNVL 0\n"
+        )
+    };
+    let connect = |host: &str, pid: u32, rank: u32| {
+        format!(
+            "{host}:{pid}:{pid} [{rank}] NCCL INFO Channel 00/0 : {rank}[{rank}] -> {peer}[{peer}] via P2P/IPC",
+            peer = 1 - rank
+        )
+    };
+    let done = "ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 0000 commId 0xabc - Init COMPLETE\n";
+    let stuck = |log: &str| {
+        let a = run(log);
+        let f = finding(&a, "init-incomplete")
+            .expect("init-incomplete")
+            .clone();
+        assert!(
+            f.message.contains("(rank 1) stopped at `connecting`"),
+            "{}",
+            f.message
+        );
+        (f.severity, f.message)
+    };
+    let (a0, a1) = (start("node-a", 1, 0), start("node-a", 2, 1));
+    let (c0, c1) = (connect("node-a", 1, 0), connect("node-a", 2, 1));
+
+    // Line-buffered: rank 0 finished after rank 1's last line, and rank 1 never did.
+    let whole = format!("{a0}{a1}{c1}\n{c0}\nnode-a:1:1 [0] NCCL INFO {done}");
+    let (severity, message) = stuck(&whole);
+    assert_eq!(severity, Severity::Error, "{message}");
+    assert!(!message.contains("block-buffered"), "{message}");
+
+    // Rank 0's buffer ended inside a message, rank 1's was written next, and the rest of
+    // the cut line starts rank 0's next buffer: two processes' records on one line.
+    let (cut, rest) = c0.split_at(c0.len() - "P2P/IPC".len());
+    let glued = format!("{a0}{cut}{a1}{c1}\n{rest}\nnode-a:1:1 [0] NCCL INFO {done}");
+    let (severity, message) = stuck(&glued);
+    assert_eq!(severity, Severity::Warn, "{message}");
+    assert!(
+        message.contains("glued together (output block-buffered)"),
+        "{message}"
+    );
+
+    // Cut inside the prefix instead: `node-` ends one buffer, `a:1:1 [0] …` starts the next,
+    // and the host name comes glued (`node-node-a`) and cut (`a`).
+    let garbled = format!("{a0}{c0}\nnode-{a1}{c1}\na:1:1 [0] NCCL INFO {done}");
+    let (severity, message) = stuck(&garbled);
+    assert_eq!(severity, Severity::Warn, "{message}");
+    assert!(message.contains("block-buffered"), "{message}");
+}
+
 /// Ray's log deduplication (on by default since Ray 2.5) prints the first of several
 /// workers' lines that match once every word holding a digit is dropped, then one copy with
 /// `[repeated Nx across cluster]` for the rest: communicator init lines differ only in such

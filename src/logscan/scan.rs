@@ -238,6 +238,17 @@ impl Analyzer {
         }
     }
 
+    /// Records found on one line of `source`: where two processes' are glued together, the
+    /// source's lines are torn between processes (`Facts::torn`).
+    fn glued(&mut self, records: &[Record], source: usize) {
+        let mut pids = records.iter().filter_map(|r| r.place.origin().pid);
+        if let Some(first) = pids.next()
+            && pids.any(|pid| pid != first)
+        {
+            self.facts.note_glued(source);
+        }
+    }
+
     /// Folds `event`, from the record at `place`.
     fn event(&mut self, place: &Place, event: Event, seen: &Seen) {
         if let Event::Presence = event {
@@ -523,6 +534,7 @@ impl Sink for Reading<'_> {
         let mut records = Vec::with_capacity(markers.len());
         let known = |host: &str| analyzer.facts.knows_host(host);
         prefix::for_each_record_in(raw, markers, known, |record| records.push(record));
+        analyzer.glued(&records, self.source_index);
         for record in records {
             analyzer.record(record, &seen);
         }
@@ -546,6 +558,7 @@ impl Sink for Reading<'_> {
                 let mut records = Vec::new();
                 let known = |host: &str| analyzer.facts.knows_host(host);
                 prefix::for_each_record_at(&clean, marker, known, |r| records.push(r));
+                analyzer.glued(&records, self.source_index);
                 for record in records {
                     analyzer.record(record, &seen);
                 }

@@ -114,6 +114,9 @@ pub struct Facts {
     /// (`… - Init START [repeated 14x across cluster]`, at most `MAX_LIST`): there a rank's
     /// missing init line may have been folded away (`Facts::note_folded`).
     pub folded_inits: Vec<usize>,
+    /// Sources in which one line holds records of two processes (at most `MAX_GARBLED`):
+    /// several processes wrote to one stream through block buffers (`Facts::torn`).
+    pub glued_sources: Vec<usize>,
     /// A cap was hit: some processes or details were not tracked.
     pub capped: bool,
     /// IB device lists parsed already: the processes of one host print the same list (and
@@ -329,6 +332,27 @@ impl Facts {
     /// Whether a process has gone by the host name `host`.
     pub fn knows_host(&self, host: &str) -> bool {
         self.host_names.get(host).is_some_and(|&n| n > 0)
+    }
+
+    /// A line of `source` held records of two processes: one's line was cut and the other's
+    /// written after it (`Facts::torn`).
+    pub fn note_glued(&mut self, source: usize) {
+        if self.glued_sources.len() < MAX_GARBLED && !self.glued_sources.contains(&source) {
+            self.glued_sources.push(source);
+        }
+    }
+
+    /// Whether the lines of `source` were torn between processes: a line holding records of
+    /// two processes, or a process whose host name came glued to or cut from another
+    /// process's text. Processes that share a stream (a pod's stdout, a job's log file)
+    /// write their lines through C stdio, which fully buffers a pipe or a file and writes
+    /// 4 KiB at a time, cutting lines anywhere; line-buffered output never tears a line. So
+    /// where lines are torn, the order of different processes' lines is the order their
+    /// buffers were flushed, not the order things happened, and a process's last lines may
+    /// still sit in its buffer (or be lost with it when the process is killed).
+    pub fn torn(&self, source: usize) -> bool {
+        self.glued_sources.contains(&source)
+            || (self.garbled.iter()).any(|&(p, _)| self.processes[p].source == Some(source))
     }
 
     /// Whether the process `key` (`host:pid`) has been seen.

@@ -14,6 +14,7 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
     let mut evidence = Vec::new();
     let mut severity = Severity::Warn;
     let mut missing_note = None;
+    let mut torn_note = None;
     // Whether every stuck rank was still in bootstrap, waiting for ranks to check in.
     let mut all_in_bootstrap = true;
     for rank in &facts.ranks {
@@ -60,13 +61,24 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             // last record: a log that ends while the rank still prints its init lines was
             // cut there (or the job is still starting). Lines of two sources (files, pods)
             // cannot be put in order, so there the others' finishing still counts.
-            let (source, line) = rank.last_at;
-            let left_behind = group.completed
-                && (group.last_completed_at.0 != source || group.last_completed_at.1 > line);
             // Where Ray folded init lines of several workers into one, a rank's missing lines
             // (its `Init COMPLETE`, or the `Init START` of ranks not seen) may be folded
             // away: neither shows a hang there.
             let folded = facts.folded_inits.contains(&open.mark.source);
+            let (source, line) = rank.last_at;
+            let finished_later = group.completed
+                && (group.last_completed_at.0 != source || group.last_completed_at.1 > line);
+            // Where the processes' lines are torn (block-buffered output), their order is the
+            // order the buffers were flushed in, and this rank's last lines may still sit in
+            // its buffer: others' lines after its own show nothing.
+            let torn = group.last_completed_at.0 == source && facts.torn(source);
+            let left_behind = finished_later && !torn;
+            if finished_later && torn && !folded {
+                torn_note = Some(format!(
+                    "; in {}, lines of different processes are glued together (output block-buffered), so their order does not show which rank stopped first",
+                    facts.sources[source]
+                ));
+            }
             if !folded && (left_behind || (expected > seen && every_node && !past_bootstrap)) {
                 severity = Severity::Error;
             }
@@ -94,10 +106,14 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
         "init-incomplete",
         severity,
         format!(
-            "{} rank(s) started communicator init and never completed it: {}{}{folded_note}",
+            "{} rank(s) started communicator init and never completed it: {}{}{folded_note}{}",
             stuck.len(),
             list(stuck),
-            missing_note.unwrap_or_default()
+            missing_note.unwrap_or_default(),
+            // Said only where it is why no hang is called.
+            torn_note
+                .filter(|_| severity == Severity::Warn)
+                .unwrap_or_default()
         ),
         evidence,
         Some(hint.into()),
