@@ -508,11 +508,12 @@ h:2:2 [1] NCCL INFO comm 0x2 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 M
 }
 
 /// Processes that share one stdout (a pod running one process per GPU, a job writing to one
-/// file) write through C stdio, which fully buffers a pipe or a file and writes 4 KiB at a
-/// time, cutting lines anywhere: the file holds each process's output in the order the
-/// buffers were flushed, and a line cut at a flush goes on where that process's next buffer
+/// file) tear each other's lines where their output reaches it in blocks rather than lines
+/// (C stdio fully buffering a pipe or a file, 4 KiB at a time; a launcher relaying each
+/// pipe in fixed-size reads): the file holds each process's output in the order the blocks
+/// were written, and a line cut at a block's end goes on where that process's next block
 /// lands. There the order of different processes' lines shows nothing about who finished
-/// first; the same lines unbroken (line-buffered) do.
+/// first; the same lines unbroken (written a line at a time) do.
 #[test]
 fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
     let start = |host: &str, pid: u32, rank: u32| {
@@ -547,7 +548,7 @@ fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
     let whole = format!("{a0}{a1}{c1}\n{c0}\nnode-a:1:1 [0] NCCL INFO {done}");
     let (severity, message) = stuck(&whole);
     assert_eq!(severity, Severity::Error, "{message}");
-    assert!(!message.contains("block-buffered"), "{message}");
+    assert!(!message.contains("in blocks"), "{message}");
 
     // Rank 0's buffer ended inside a message, rank 1's was written next, and the rest of
     // the cut line starts rank 0's next buffer: two processes' records on one line.
@@ -556,7 +557,7 @@ fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
     let (severity, message) = stuck(&glued);
     assert_eq!(severity, Severity::Warn, "{message}");
     assert!(
-        message.contains("glued together (output block-buffered)"),
+        message.contains("glued together (output passed on in blocks, not lines)"),
         "{message}"
     );
 
@@ -565,7 +566,7 @@ fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
     let garbled = format!("{a0}{c0}\nnode-{a1}{c1}\na:1:1 [0] NCCL INFO {done}");
     let (severity, message) = stuck(&garbled);
     assert_eq!(severity, Severity::Warn, "{message}");
-    assert!(message.contains("block-buffered"), "{message}");
+    assert!(message.contains("in blocks, not lines"), "{message}");
 }
 
 /// Ray's log deduplication (on by default since Ray 2.5) prints the first of several

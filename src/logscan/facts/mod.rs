@@ -115,7 +115,7 @@ pub struct Facts {
     /// missing init line may have been folded away (`Facts::note_folded`).
     pub folded_inits: Vec<usize>,
     /// Sources in which one line holds records of two processes (at most `MAX_GARBLED`):
-    /// several processes wrote to one stream through block buffers (`Facts::torn`).
+    /// several processes' output reached one stream in blocks, not lines (`Facts::torn`).
     pub glued_sources: Vec<usize>,
     /// A cap was hit: some processes or details were not tracked.
     pub capped: bool,
@@ -344,12 +344,13 @@ impl Facts {
 
     /// Whether the lines of `source` were torn between processes: a line holding records of
     /// two processes, or a process whose host name came glued to or cut from another
-    /// process's text. Processes that share a stream (a pod's stdout, a job's log file)
-    /// write their lines through C stdio, which fully buffers a pipe or a file and writes
-    /// 4 KiB at a time, cutting lines anywhere; line-buffered output never tears a line. So
-    /// where lines are torn, the order of different processes' lines is the order their
-    /// buffers were flushed, not the order things happened, and a process's last lines may
-    /// still sit in its buffer (or be lost with it when the process is killed).
+    /// process's text. Output written a line at a time never tears a line: processes that
+    /// share a stream (a pod's stdout, a job's log file) tear each other's lines only where
+    /// their output reaches it in blocks, cut anywhere: C stdio fully buffering a pipe or a
+    /// file (4 KiB at a time), or a launcher relaying each process's pipe in fixed-size
+    /// reads. There the order of different processes' lines is the order the blocks were
+    /// written, not the order things happened, and a process's last lines may still sit in
+    /// its buffer or pipe (or be lost with it when the process is killed).
     pub fn torn(&self, source: usize) -> bool {
         self.glued_sources.contains(&source)
             || (self.garbled.iter()).any(|&(p, _)| self.processes[p].source == Some(source))

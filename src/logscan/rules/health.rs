@@ -68,14 +68,14 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             let (source, line) = rank.last_at;
             let finished_later = group.completed
                 && (group.last_completed_at.0 != source || group.last_completed_at.1 > line);
-            // Where the processes' lines are torn (block-buffered output), their order is the
-            // order the buffers were flushed in, and this rank's last lines may still sit in
-            // its buffer: others' lines after its own show nothing.
+            // Where the processes' lines are torn (output passed on in blocks, not lines),
+            // their order is the order the blocks were written in, and this rank's last lines
+            // may still sit in its buffer: others' lines after its own show nothing.
             let torn = group.last_completed_at.0 == source && facts.torn(source);
             let left_behind = finished_later && !torn;
             if finished_later && torn && !folded {
                 torn_note = Some(format!(
-                    "; in {}, lines of different processes are glued together (output block-buffered), so their order does not show which rank stopped first",
+                    "; in {}, lines of different processes are glued together (output passed on in blocks, not lines), so their order does not show which rank stopped first",
                     facts.sources[source]
                 ));
             }
