@@ -569,6 +569,73 @@ fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
     assert!(message.contains("in blocks, not lines"), "{message}");
 }
 
+/// A job restarted after a failed init (torchrun's `--max-restarts`, an elastic agent, Ray
+/// Train's retries) starts new processes on the same GPUs, and a container's log keeps every
+/// attempt: the first attempt's rank stuck in init was given up, not the job, once a process
+/// that started later on its GPU completes. Two processes sharing a GPU at the same time
+/// (simulated nodes) are no restart.
+#[test]
+fn a_restart_that_got_through_is_no_hang_of_the_job() {
+    let line = |pid: u32, dev: u32, rank: u32, comm: &str, end: &str| {
+        format!(
+            "node-a:{pid}:{pid} [{dev}] NCCL INFO ncclCommInitRank comm 0x{pid} rank {rank} nranks 2 cudaDev {dev} nvmlDev {dev} busId {dev}000 commId 0x{comm} - Init {end}\n"
+        )
+    };
+    let comm = |pid: u32, dev: u32, rank: u32| {
+        format!(
+            "node-a:{pid}:{pid} [{dev}] NCCL INFO comm 0x{pid} rank {rank} nRanks 2 nNodes 1 localRanks 2 localRank {rank} MNNVL 0\n"
+        )
+    };
+    let connect = |pid: u32, dev: u32, rank: u32| {
+        format!(
+            "node-a:{pid}:{pid} [{dev}] NCCL INFO Channel 00/0 : {rank}[{dev}] -> {peer}[{dev}] via P2P/IPC\n",
+            peer = 1 - rank
+        )
+    };
+    let stuck = |log: &str| {
+        let a = run(log);
+        let f = finding(&a, "init-incomplete")
+            .expect("init-incomplete")
+            .clone();
+        (f.severity, f.message)
+    };
+    // The first attempt: rank 0 waits in bootstrap for a rank 1 that never comes.
+    let first = line(10, 0, 0, "111", "START");
+    let (severity, message) = stuck(&first);
+    assert_eq!(severity, Severity::Error, "{message}");
+
+    // The agent restarts the workers; both ranks of the new attempt get through.
+    let second = [
+        line(20, 0, 0, "222", "START"),
+        line(21, 1, 1, "222", "START"),
+        comm(20, 0, 0),
+        comm(21, 1, 1),
+        line(20, 0, 0, "222", "COMPLETE"),
+        line(21, 1, 1, "222", "COMPLETE"),
+    ]
+    .concat();
+    let (severity, message) = stuck(&format!("{first}[W] Restarting worker group\n{second}"));
+    assert_eq!(severity, Severity::Warn, "{message}");
+    assert!(message.contains("node-a:10 (rank 0)"), "{message}");
+    assert!(message.contains("the job was restarted"), "{message}");
+
+    // Two processes on GPU 0 at once (simulated nodes): rank 0 finished after rank 1's last
+    // line, and rank 1 never did. Left behind, as before.
+    let shared = [
+        line(30, 0, 0, "333", "START"),
+        line(31, 0, 1, "333", "START"),
+        comm(30, 0, 0),
+        comm(31, 0, 1),
+        connect(31, 0, 1),
+        connect(30, 0, 0),
+        line(30, 0, 0, "333", "COMPLETE"),
+    ]
+    .concat();
+    let (severity, message) = stuck(&shared);
+    assert_eq!(severity, Severity::Error, "{message}");
+    assert!(!message.contains("restarted"), "{message}");
+}
+
 /// Ray's log deduplication (on by default since Ray 2.5) prints the first of several
 /// workers' lines that match once every word holding a digit is dropped, then one copy with
 /// `[repeated Nx across cluster]` for the rest: communicator init lines differ only in such

@@ -382,7 +382,11 @@ impl Facts {
     /// Folds one event seen on `rank`.
     pub fn apply(&mut self, rank: usize, event: Event, seen: &Seen) {
         self.nccl_records += 1;
-        self.ranks[rank].last_at = (seen.source_index, seen.line);
+        let r = &mut self.ranks[rank];
+        r.last_at = (seen.source_index, seen.line);
+        if r.first_at.1 == 0 {
+            r.first_at = r.last_at;
+        }
         let process = self.ranks[rank].process;
         if let Some(phase) = phase_of(&event) {
             self.set_phase(rank, phase, seen);

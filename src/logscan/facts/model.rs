@@ -366,7 +366,9 @@ pub struct Rank {
     pub phase: Phase,
     /// The line that moved the rank into `phase` (see `Facts::phase_evidence`).
     pub phase_mark: Option<LineMark>,
-    /// Where the rank's last record stands: (source index, line).
+    /// Where the rank's first and last records stand: (source index, line); lines count
+    /// from 1, so `(_, 0)` is none yet.
+    pub first_at: (usize, u64),
     pub last_at: (usize, u64),
     pub open_inits: Vec<OpenInit>,
     pub completed_inits: u64,

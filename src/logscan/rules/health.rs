@@ -1,7 +1,7 @@
 //! Rules about the job's health rather than its transport: hangs in init, NCCL errors and
 //! warnings, mismatched versions or NIC counts between ranks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::{Ctx, finding, labels, list};
 use crate::logscan::analysis::{Finding, Severity};
@@ -17,6 +17,16 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
     let mut torn_note = None;
     // Whether every stuck rank was still in bootstrap, waiting for ranks to check in.
     let mut all_in_bootstrap = true;
+    let mut restart_note = None;
+    // Per host and GPU, where the last process to complete an init there started: a
+    // restarted job's new workers take the same GPUs.
+    let mut completed_on: HashMap<(&str, Option<u32>), (usize, u64)> = HashMap::new();
+    for rank in facts.ranks.iter().filter(|r| r.completed_inits > 0) {
+        if let Some(host) = facts.processes[rank.process].host.as_deref() {
+            let first = completed_on.entry((host, rank.dev)).or_default();
+            *first = (*first).max(rank.first_at);
+        }
+    }
     for rank in &facts.ranks {
         let Some(open) = rank
             .open_inits
@@ -66,6 +76,19 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             // away: neither shows a hang there.
             let folded = facts.folded_inits.contains(&open.mark.source);
             let (source, line) = rank.last_at;
+            // A process that started on the same GPU after this rank's last line and
+            // completed an init: the job was restarted (torchrun's `--max-restarts`, an
+            // elastic agent, Ray Train's retries start new workers on the same devices, and a
+            // container's log keeps every attempt). This attempt was given up, not the job.
+            let restarted = (p.host.as_deref())
+                .and_then(|host| completed_on.get(&(host, rank.dev)))
+                .is_some_and(|&(s, l)| s == source && l > line);
+            if restarted {
+                restart_note = Some(format!(
+                    "; a process that started later on the same GPU of `{}` completed an init: the job was restarted, and a later attempt got through",
+                    p.host.as_deref().unwrap_or("?")
+                ));
+            }
             let finished_later = group.completed
                 && (group.last_completed_at.0 != source || group.last_completed_at.1 > line);
             // Where the processes' lines are torn (output passed on in blocks, not lines),
@@ -79,7 +102,10 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
                     facts.sources[source]
                 ));
             }
-            if !folded && (left_behind || (expected > seen && every_node && !past_bootstrap)) {
+            if !folded
+                && !restarted
+                && (left_behind || (expected > seen && every_node && !past_bootstrap))
+            {
                 severity = Severity::Error;
             }
             if expected > seen {
@@ -106,12 +132,15 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
         "init-incomplete",
         severity,
         format!(
-            "{} rank(s) started communicator init and never completed it: {}{}{folded_note}{}",
+            "{} rank(s) started communicator init and never completed it: {}{}{folded_note}{}{}",
             stuck.len(),
             list(stuck),
             missing_note.unwrap_or_default(),
-            // Said only where it is why no hang is called.
+            // Said only where they are why no hang is called.
             torn_note
+                .filter(|_| severity == Severity::Warn)
+                .unwrap_or_default(),
+            restart_note
                 .filter(|_| severity == Severity::Warn)
                 .unwrap_or_default()
         ),
