@@ -472,6 +472,52 @@ pod-a:7:7 [0] NCCL INFO ncclCommInitRankConfig comm 0x1 rank 0 nranks 2 cudaDev 
     assert_eq!(phase.as_deref(), Some("bootstrapped"));
 }
 
+/// Up to NCCL 2.22, `Init START` is printed once bootstrap is done (init.cc prints it after
+/// bootstrapInit returns, and the bootstrap root answers no rank before all have checked
+/// in); 2.23+ print it before bootstrap. So a rank whose last line is an old-form `Init
+/// START` shows that the ranks missing from the log did start. The form decides where it
+/// can (no API name in front: before 2.21; `[Rank N]` in front: 2.29+); `ncclCommInitRank
+/// comm …` is the form of 2.21 to 2.28, and there the release the log names decides; a
+/// log that names none is read as the newer order, where the rank may wait for a rank that
+/// never came. `MNNVL busId …` (2.21+) is printed as initTransportsRank starts, past
+/// bootstrap in every release.
+#[test]
+fn an_init_start_of_releases_before_2_23_comes_after_bootstrap() {
+    let version = |v: &str| format!("pod-a:7:7 [0] NCCL INFO NCCL version {v}+cuda12.4\n");
+    let named = "pod-a:7:7 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START\n";
+    let stuck = |log: &str| {
+        let a = run(log);
+        let f = finding(&a, "init-incomplete")
+            .expect("init-incomplete")
+            .clone();
+        (f.severity, f.message)
+    };
+    let cases = [
+        // 2.18's form: past bootstrap whatever the version line says.
+        (
+            "pod-a:7:7 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START\n".to_string(),
+            Severity::Warn,
+            "bootstrapped",
+        ),
+        (format!("{}{named}", version("2.21.5")), Severity::Warn, "bootstrapped"),
+        (format!("{}{named}", version("2.23.4")), Severity::Error, "init-start (bootstrap)"),
+        (named.to_string(), Severity::Error, "init-start (bootstrap)"),
+        (
+            format!("{named}pod-a:7:7 [0] NCCL INFO MNNVL busId 0x1000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0\n"),
+            Severity::Warn,
+            "bootstrapped",
+        ),
+    ];
+    for (log, severity, phase) in cases {
+        let (got, message) = stuck(&log);
+        assert_eq!(got, severity, "{log}{message}");
+        assert!(
+            message.contains(&format!("stopped at `{phase}`")),
+            "{log}{message}"
+        );
+    }
+}
+
 /// Ranks of one communicator that finished init show that one which did not was left behind
 /// only where the log goes on after that rank's last record: a log (one source) that ends
 /// while the rank still prints its init lines was cut there, or the job is still starting.

@@ -90,6 +90,11 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
         }
         // 2.23+ (bootstrap.cc): printed once `bootstrapInit` is done.
         b'B' if msg.starts_with("Bootstrap timings ") => Some(Event::Bootstrapped),
+        // 2.21+ (init.cc, fillInfo): a GPU's NVLink fabric state, printed as
+        // initTransportsRank starts, which every release runs once bootstrap is done.
+        b'M' if msg.starts_with("MNNVL busId ") && msg.contains(" cliqueId ") => {
+            Some(Event::Bootstrapped)
+        }
         b'B' => {
             let rest = msg
                 .strip_prefix("Bootstrap : Using ")
@@ -116,15 +121,15 @@ fn classify_record(level: Level, msg: &str) -> Option<Event<'_>> {
             if let Some(driver) = msg.strip_prefix("cudaDriverVersion ") {
                 Some(Event::CudaDriver(driver.trim()))
             } else if msg.starts_with("comm 0x") {
-                comm_line(msg)
+                comm_line(msg, false)
             } else {
                 breadcrumb(msg)
             }
         }
-        b'n' if msg.starts_with("ncclComm") => comm_line(msg),
-        b'r' if msg.starts_with("rank ") => comm_line(msg),
+        b'n' if msg.starts_with("ncclComm") => comm_line(msg, false),
+        b'r' if msg.starts_with("rank ") => comm_line(msg, false),
         // 2.29+: `[Rank 3] ncclCommInitRankConfig comm 0x.. rank 3 nranks 16 ... - Init START`.
-        b'[' => comm_line(without_rank_tag(msg)?),
+        b'[' => comm_line(without_rank_tag(msg)?, true),
         // 2.29+ (net.cc): the library loaded but offers no NET API version this NCCL takes;
         // the per-version `Failed to find ncclNetPlugin_vN symbol.` lines are gone.
         b'E' if msg.starts_with("External network plugin ") && msg.ends_with(" is unsupported") => {
@@ -559,8 +564,8 @@ fn net_link(rest: &str) -> Option<(&str, bool)> {
 
 /// The communicator summary lines (§6): `comm 0x.. rank R nRanks N nNodes K ...`,
 /// `[ncclCommInitRank..] comm 0x.. rank R nranks N ... [commId 0x..] - Init START|COMPLETE`,
-/// `comm 0x.. ... - Destroy COMPLETE`.
-fn comm_line(msg: &str) -> Option<Event<'_>> {
+/// `comm 0x.. ... - Destroy COMPLETE`. `rank_tagged`: the line began with 2.29's `[Rank N] `.
+fn comm_line(msg: &str, rank_tagged: bool) -> Option<Event<'_>> {
     enum Kind {
         Start,
         Complete,
@@ -614,13 +619,32 @@ fn comm_line(msg: &str) -> Option<Event<'_>> {
             nranks: nranks?,
         });
     }
+    let split = msg.starts_with("ncclCommSplit ");
+    // Where `Init START` stands against bootstrap (init.cc, ncclCommInitRankFunc): up to
+    // 2.22 NCCL prints it once bootstrapInit or bootstrapSplit has returned, and the
+    // bootstrap root answers no rank before every rank has checked in; 2.23+ prints it
+    // before bootstrap (which its `Init timings` then time). The form tells the era where
+    // it can: no API name in front (`comm 0x.. rank ..`) is before 2.21; 2.21–2.22 name the
+    // API and a split's line keeps its `commId`, which 2.23+ split lines drop (`key 3-
+    // Init START`); 2.29+ put `[Rank N]` in front. `ncclCommInitRank.. commId 0x..` is the
+    // form of 2.21 to 2.28, either side.
+    let after_bootstrap = if rank_tagged {
+        Some(false)
+    } else if msg.starts_with("comm 0x") {
+        Some(true)
+    } else if split {
+        Some(comm_id.is_some())
+    } else {
+        None
+    };
     let init = InitLine {
         comm: comm?,
         rank,
         nranks,
         comm_id,
         all_in_one_process: msg.starts_with("ncclCommInitAll "),
-        split: msg.starts_with("ncclCommSplit "),
+        split,
+        after_bootstrap,
     };
     Some(match kind {
         Kind::Start => Event::InitStart(init),
@@ -1079,6 +1103,7 @@ mod tests {
                 comm_id: Some("0x4c64857d1447e24c"),
                 all_in_one_process: false,
                 split: false,
+                after_bootstrap: None,
             }))
         );
         let done =
@@ -1109,6 +1134,7 @@ mod tests {
                 comm_id: Some("0xa1b2c3d4"),
                 all_in_one_process: false,
                 split: false,
+                after_bootstrap: Some(false),
             }))
         );
         assert!(matches!(
@@ -1290,8 +1316,10 @@ mod tests {
 
     #[test]
     fn the_end_of_bootstrap() {
-        // bootstrap.cc, NBOO20 (2.23+), NBOO16a (2.18), NBOO16b (2.21).
+        // bootstrap.cc, NBOO20 (2.23+), NBOO16a (2.18), NBOO16b (2.21); init.cc's fillInfo,
+        // NINI41 (2.21+), which runs once bootstrap is done.
         for done in [
+            "MNNVL busId 0xa2000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0",
             "Bootstrap timings total 0.633247 (create 0.000033, send 0.000110, recv 0.632491, ring 0.000067, delay 0.000002)",
             "bootstrapSplit: rank 0 nranks 2 color 1 key 0 prev 1 next 1 - DONE",
             "bootstrapSplit: comm 0x55d0 parent 0x55c0 rank 0 nranks 2 color 1 key 0 prev 1 next 1 - DONE",
@@ -1303,6 +1331,42 @@ mod tests {
             Some(Event::BootstrapInterface("eth0:10.0.0.1<0>"))
         );
         assert_eq!(info("bootstrapSplit: rank 0 nranks 2 color 1"), None);
+    }
+
+    #[test]
+    fn where_init_start_stands_against_bootstrap() {
+        let after = |msg: &str| match info(msg) {
+            Some(Event::InitStart(init)) => init.after_bootstrap,
+            other => panic!("{msg}: {other:?}"),
+        };
+        // init.cc: NINI26a (2.18, no API name) and 2.21's split line with its commId come
+        // once bootstrap is done; 2.23+ split lines drop the commId and 2.29+ lines begin
+        // with `[Rank N]`, printed before bootstrap; `ncclCommInitRank.. commId` is 2.21–2.28.
+        let cases = [
+            (
+                "comm 0x55cc rank 0 nranks 16 cudaDev 0 nvmlDev 0 busId 1c000 commId 0x65e0 - Init START",
+                Some(true),
+            ),
+            (
+                "ncclCommSplit comm 0x5 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 101d0 parent 0x4 color 1 key 0 commId 0x9 - Init START",
+                Some(true),
+            ),
+            (
+                "ncclCommSplit comm 0x5 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 101d0 parent 0x4 splitCount 1 color 1 key 0- Init START",
+                Some(false),
+            ),
+            (
+                "[Rank 3] ncclCommInitRankConfig comm 0x55d1 rank 3 nranks 16 cudaDev 3 nvmlDev 3 busId 3c000 commId 0xa1b2 - Init START",
+                Some(false),
+            ),
+            (
+                "ncclCommInitRank comm 0xafd6 rank 10 nranks 16 cudaDev 2 nvmlDev 2 busId a2000 commId 0x898b - Init START",
+                None,
+            ),
+        ];
+        for (msg, expected) in cases {
+            assert_eq!(after(msg), expected, "{msg}");
+        }
     }
 
     #[test]

@@ -266,6 +266,9 @@ pub struct InitLineOf<S> {
     /// `ncclCommSplit comm ... parent 0x..` (2.23+ names the API): a sub-communicator, whose
     /// `nNodes 1` says nothing about the job.
     pub split: bool,
+    /// Whether NCCL printed this `Init START` once bootstrap was done, by the line's form
+    /// (`comm_line`); `None` where the form is that of releases on either side.
+    pub after_bootstrap: Option<bool>,
 }
 
 impl<S> EventOf<S> {
@@ -401,6 +404,7 @@ impl<S> InitLineOf<S> {
             comm_id: self.comm_id.map(f),
             all_in_one_process: self.all_in_one_process,
             split: self.split,
+            after_bootstrap: self.after_bootstrap,
         }
     }
 }

@@ -13,7 +13,7 @@ pub use model::*;
 use std::collections::HashMap;
 
 use super::analysis::Evidence;
-use super::event::{Conn, Event, IbDevice, InitLine, Link, Needle, OfiEvent};
+use super::event::{Conn, Event, IbDevice, InitLine, Link, Needle, OfiEvent, version_number};
 
 /// Records a fact the first time only; `value` is built only then (no allocation on the
 /// thousands of repeats).
@@ -356,6 +356,25 @@ impl Facts {
             || (self.garbled.iter()).any(|&(p, _)| self.processes[p].source == Some(source))
     }
 
+    /// The NCCL release, (major, minor), that process `index` ran: its own version line,
+    /// else the one release that every version line of the log names (up to 2.21 only rank
+    /// 0 prints one).
+    pub fn release_of(&self, index: usize) -> Option<(u32, u32)> {
+        let release = |text: &str| {
+            let mut parts = version_number(text)?.split('.');
+            Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+        };
+        if let Some(version) = &self.processes[index].version {
+            return release(&version.value);
+        }
+        let mut all = (self.processes.iter())
+            .filter_map(|p| p.version.as_ref())
+            .chain(&self.job_versions)
+            .map(|version| release(&version.value));
+        let first = all.next()??;
+        all.all(|r| r == Some(first)).then_some(first)
+    }
+
     /// Whether the process `key` (`host:pid`) has been seen.
     pub fn knows(&self, key: &str) -> bool {
         self.process_index.contains_key(key)
@@ -676,7 +695,12 @@ impl Facts {
                         .all_in_one_process
                         .get_or_insert_with(|| seen.evidence());
                 }
-                self.init_started(rank, init, seen)
+                let after_bootstrap = init.after_bootstrap == Some(true);
+                self.init_started(rank, init, seen);
+                // Up to 2.22 the line comes once every rank has checked in.
+                if after_bootstrap {
+                    self.set_phase(rank, Phase::Bootstrapped, seen);
+                }
             }
             Event::InitComplete(init) => {
                 self.note_folded(seen);
@@ -918,6 +942,7 @@ impl Facts {
                 comm_id,
                 nranks: init.nranks,
                 mark,
+                after_bootstrap: init.after_bootstrap,
             });
         }
         let r = &mut self.ranks[rank];

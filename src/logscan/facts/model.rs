@@ -319,6 +319,9 @@ pub struct OpenInit {
     pub comm_id: Option<u64>,
     pub nranks: Option<u32>,
     pub mark: LineMark,
+    /// Whether the `Init START` line's form shows it was printed once bootstrap was done
+    /// (`InitLine::after_bootstrap`).
+    pub after_bootstrap: Option<bool>,
 }
 
 /// `0x7f10...` → its value; anything else gets a stable hash, so ids stay comparable.

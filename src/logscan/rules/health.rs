@@ -37,16 +37,26 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
         };
         let p = &facts.processes[rank.process];
         let number = rank.rank.map_or("?".to_string(), |r| r.to_string());
+        // An `Init START` in the form of 2.21 to 2.28 (`Facts::init_started`) was printed
+        // after bootstrap up to 2.22: the release the log names decides.
+        let phase = if rank.phase == Phase::InitStart
+            && open.after_bootstrap.is_none()
+            && facts.release_of(rank.process).is_some_and(|r| r < (2, 23))
+        {
+            Phase::Bootstrapped
+        } else {
+            rank.phase
+        };
         stuck.push(format!(
             "{} (rank {number}) stopped at `{}`",
             p.label(),
-            rank.phase.as_str()
+            phase.as_str()
         ));
         // Bootstrap ends only once every rank of the communicator has checked in with the
         // root (bootstrap.cc), and the topology and connection lines come after it: a rank
         // that got that far shows that no rank is missing, whatever this log holds.
         let past_bootstrap = matches!(
-            rank.phase,
+            phase,
             Phase::Bootstrapped | Phase::Topology | Phase::Connecting | Phase::Connected
         );
         all_in_bootstrap &= !past_bootstrap;
