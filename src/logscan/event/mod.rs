@@ -241,6 +241,11 @@ fn classify_n(msg: &str) -> Option<Event<'_>> {
     if msg.starts_with("NVLS comm 0x") {
         return Some(Event::Nvls);
     }
+    // 2.18+ (transport/nvls.cc): whether NVLink SHARP is there, found in initTransportsRank,
+    // which every release runs once bootstrap is done.
+    if msg.starts_with("NVLS multicast support is ") {
+        return Some(Event::Bootstrapped);
+    }
     if msg.starts_with("No network plugin found") {
         return Some(Event::PluginNotFound);
     }
@@ -1317,9 +1322,11 @@ mod tests {
     #[test]
     fn the_end_of_bootstrap() {
         // bootstrap.cc, NBOO20 (2.23+), NBOO16a (2.18), NBOO16b (2.21); init.cc's fillInfo,
-        // NINI41 (2.21+), which runs once bootstrap is done.
+        // NINI41 (2.21+), and nvls.cc's NTRA25a/b (2.18+), which run once bootstrap is done.
         for done in [
             "MNNVL busId 0xa2000 fabric UUID 0.0 cliqueId 0x0 state 3 healthMask 0x0",
+            "NVLS multicast support is available on dev 0 (NVLS_NCHANNELS 16)",
+            "NVLS multicast support is not available on dev 2",
             "Bootstrap timings total 0.633247 (create 0.000033, send 0.000110, recv 0.632491, ring 0.000067, delay 0.000002)",
             "bootstrapSplit: rank 0 nranks 2 color 1 key 0 prev 1 next 1 - DONE",
             "bootstrapSplit: comm 0x55d0 parent 0x55c0 rank 0 nranks 2 color 1 key 0 prev 1 next 1 - DONE",

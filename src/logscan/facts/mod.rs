@@ -407,7 +407,15 @@ impl Facts {
             r.first_at = r.last_at;
         }
         let process = self.ranks[rank].process;
-        if let Some(phase) = phase_of(&event) {
+        if let Some(phase) = phase_of(&event)
+            // Lines that show bootstrap done come in an order that moved between releases
+            // (NVLS's before or after the node count): none moves a rank back.
+            && !(phase == Phase::Bootstrapped
+                && matches!(
+                    self.ranks[rank].phase,
+                    Phase::Topology | Phase::Connecting | Phase::Connected
+                ))
+        {
             self.set_phase(rank, phase, seen);
         }
         let p = &mut self.processes[process];
