@@ -485,13 +485,7 @@ pod-a:7:7 [0] NCCL INFO ncclCommInitRankConfig comm 0x1 rank 0 nranks 2 cudaDev 
 fn an_init_start_of_releases_before_2_23_comes_after_bootstrap() {
     let version = |v: &str| format!("pod-a:7:7 [0] NCCL INFO NCCL version {v}+cuda12.4\n");
     let named = "pod-a:7:7 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init START\n";
-    let stuck = |log: &str| {
-        let a = run(log);
-        let f = finding(&a, "init-incomplete")
-            .expect("init-incomplete")
-            .clone();
-        (f.severity, f.message)
-    };
+    let stuck = init_incomplete;
     let cases = [
         // 2.18's form: past bootstrap whatever the version line says.
         (
@@ -576,16 +570,12 @@ fn torn_lines_of_block_buffered_processes_do_not_show_a_rank_left_behind() {
     };
     let done = "ncclCommInitRank comm 0x1 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 0000 commId 0xabc - Init COMPLETE\n";
     let stuck = |log: &str| {
-        let a = run(log);
-        let f = finding(&a, "init-incomplete")
-            .expect("init-incomplete")
-            .clone();
+        let (severity, message) = init_incomplete(log);
         assert!(
-            f.message.contains("(rank 1) stopped at `connecting`"),
-            "{}",
-            f.message
+            message.contains("(rank 1) stopped at `connecting`"),
+            "{message}"
         );
-        (f.severity, f.message)
+        (severity, message)
     };
     let (a0, a1) = (start("node-a", 1, 0), start("node-a", 2, 1));
     let (c0, c1) = (connect("node-a", 1, 0), connect("node-a", 2, 1));
@@ -638,13 +628,7 @@ fn a_restart_that_got_through_is_no_hang_of_the_job() {
             peer = 1 - rank
         )
     };
-    let stuck = |log: &str| {
-        let a = run(log);
-        let f = finding(&a, "init-incomplete")
-            .expect("init-incomplete")
-            .clone();
-        (f.severity, f.message)
-    };
+    let stuck = init_incomplete;
     // The first attempt: rank 0 waits in bootstrap for a rank 1 that never comes.
     let first = line(10, 0, 0, "111", "START");
     let (severity, message) = stuck(&first);
@@ -696,19 +680,20 @@ fn ray_folding_init_lines_hides_completions_not_a_hang() {
              (RayTrainWorker pid=1, ip=10.0.0.1) h1:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 1000 commId 0xabc - Init COMPLETE\n"
         )
     };
-    let stuck = |log: &str| {
-        let a = run(log);
-        let f = finding(&a, "init-incomplete")
-            .expect("init-incomplete")
-            .clone();
-        (f.severity, f.message)
-    };
+    let stuck = init_incomplete;
     let (severity, message) = stuck(&log(" [repeated 3x across cluster]"));
     assert_eq!(severity, Severity::Warn, "{message}");
     assert!(message.contains("Ray folded init lines"), "{message}");
     let (severity, message) = stuck(&log(""));
     assert_eq!(severity, Severity::Error, "{message}");
     assert!(!message.contains("Ray folded"), "{message}");
+}
+
+/// The severity and message of the `init-incomplete` finding of `log`, which must have one.
+fn init_incomplete(log: &str) -> (Severity, String) {
+    let a = run(log);
+    let f = finding(&a, "init-incomplete").expect("init-incomplete");
+    (f.severity, f.message.clone())
 }
 
 /// The finding `id` of the analysis of `log`, which must fail.
