@@ -145,6 +145,12 @@ impl IbLists {
     }
 }
 
+/// `2.21.5+cuda12.4` → (2, 21).
+pub fn release(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version_number(version)?.split('.');
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
 /// The end of Ray's marker for lines it folded, `[repeated 3x across cluster]`; the searcher
 /// is built once (building one per init line cost 3% of a dense log's instructions).
 static RAY_FOLDED: Needle = Needle::new(|| memchr::memmem::Finder::new(b"x across cluster]"));
@@ -356,17 +362,10 @@ impl Facts {
             || (self.garbled.iter()).any(|&(p, _)| self.processes[p].source == Some(source))
     }
 
-    /// The NCCL release, (major, minor), that process `index` ran: its own version line,
-    /// else the one release that every version line of the log names (up to 2.21 only rank
-    /// 0 prints one).
-    pub fn release_of(&self, index: usize) -> Option<(u32, u32)> {
-        let release = |text: &str| {
-            let mut parts = version_number(text)?.split('.');
-            Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
-        };
-        if let Some(version) = &self.processes[index].version {
-            return release(&version.value);
-        }
+    /// The one NCCL release, (major, minor), that every version line of the log names: the
+    /// release of a process without a version line of its own (up to 2.21 only rank 0
+    /// prints one).
+    pub fn job_release(&self) -> Option<(u32, u32)> {
         let mut all = (self.processes.iter())
             .filter_map(|p| p.version.as_ref())
             .chain(&self.job_versions)

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::{Ctx, finding, labels, list};
 use crate::logscan::analysis::{Finding, Severity};
-use crate::logscan::facts::{Fact, Phase, Process};
+use crate::logscan::facts::{Fact, Phase, Process, release};
 
 /// A rank started communicator init and never finished it: where it stopped.
 pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
@@ -18,15 +18,17 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
     // Whether every stuck rank was still in bootstrap, waiting for ranks to check in.
     let mut all_in_bootstrap = true;
     let mut restart_note = None;
-    // Per host and GPU, where the last process to complete an init there started: a
-    // restarted job's new workers take the same GPUs.
-    let mut completed_on: HashMap<(&str, Option<u32>), (usize, u64)> = HashMap::new();
+    // Per host, GPU and source, the line where the last process to complete an init there
+    // started: a restarted job's new workers take the same GPUs.
+    let mut completed_on: HashMap<(&str, Option<u32>, usize), u64> = HashMap::new();
     for rank in facts.ranks.iter().filter(|r| r.completed_inits > 0) {
         if let Some(host) = facts.processes[rank.process].host.as_deref() {
-            let first = completed_on.entry((host, rank.dev)).or_default();
-            *first = (*first).max(rank.first_at);
+            let (source, line) = rank.first_at;
+            let first = completed_on.entry((host, rank.dev, source)).or_default();
+            *first = (*first).max(line);
         }
     }
+    let job_release = facts.job_release();
     for rank in &facts.ranks {
         let Some(open) = rank
             .open_inits
@@ -41,7 +43,9 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
         // after bootstrap up to 2.22: the release the log names decides.
         let phase = if rank.phase == Phase::InitStart
             && open.after_bootstrap.is_none()
-            && facts.release_of(rank.process).is_some_and(|r| r < (2, 23))
+            && (p.version.as_ref())
+                .map_or(job_release, |v| release(&v.value))
+                .is_some_and(|r| r < (2, 23))
         {
             Phase::Bootstrapped
         } else {
@@ -91,8 +95,8 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             // elastic agent, Ray Train's retries start new workers on the same devices, and a
             // container's log keeps every attempt). This attempt was given up, not the job.
             let restarted = (p.host.as_deref())
-                .and_then(|host| completed_on.get(&(host, rank.dev)))
-                .is_some_and(|&(s, l)| s == source && l > line);
+                .and_then(|host| completed_on.get(&(host, rank.dev, source)))
+                .is_some_and(|&first| first > line);
             if restarted {
                 restart_note = Some(format!(
                     "; a process that started later on the same GPU of `{}` completed an init: the job was restarted, and a later attempt got through",
