@@ -81,10 +81,6 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
             // node: a real hang. One pod of a multi-node job lacks the other nodes anyway,
             // and a rank past bootstrap shows that the ranks not in the log did start.
             let every_node = ctx.decision.hosts.len() as u32 >= ctx.decision.nodes.unwrap_or(1);
-            // Others finishing shows a hang only where the log goes on after this rank's
-            // last record: a log that ends while the rank still prints its init lines was
-            // cut there (or the job is still starting). Lines of two sources (files, pods)
-            // cannot be put in order, so there the others' finishing still counts.
             // Where Ray folded init lines of several workers into one, a rank's missing lines
             // (its `Init COMPLETE`, or the `Init START` of ranks not seen) may be folded
             // away: neither shows a hang there.
@@ -103,6 +99,10 @@ pub fn init_incomplete(ctx: &Ctx, out: &mut Vec<Finding>) {
                     p.host.as_deref().unwrap_or("?")
                 ));
             }
+            // Others finishing shows a hang only where the log goes on after this rank's
+            // last record: a log that ends while the rank still prints its init lines was
+            // cut there (or the job is still starting). Lines of two sources (files, pods)
+            // cannot be put in order, so there the others' finishing still counts.
             let finished_later = group.completed
                 && (group.last_completed_at.0 != source || group.last_completed_at.1 > line);
             // Where the processes' lines are torn (output passed on in blocks, not lines),
