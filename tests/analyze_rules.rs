@@ -186,6 +186,34 @@ const ROWS: &[Row] = &[
       NCCL INFO Using network Socket
 ",
      Transport::Unknown, Some(false), None),
+    // --- a net plugin that is there and will not load ------------------------------------
+    // NCCL dlopens `libnccl-net.so` (or the NCCL_NET_PLUGIN library) and prints dlerror()
+    // when it fails (§3: 2.4-2.21 after `Plugin load ... returned N :` or `dlerror=`, 2.26+
+    // alone). The loader naming the plugin itself as missing is the routine "no plugin";
+    // naming a library the plugin needs, or a symbol version the plugin was built against,
+    // means the image ships a plugin that did not load: NCCL went on with IB or Socket.
+    ("several hosts, the plugin's libfabric not on the library path (2.4-2.16), then Socket",
+     "h1:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libfabric.so.1: cannot open shared object file: No such file or directory.\n\
+      h1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      h1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      h1:1:1 [0] NCCL INFO Using network Socket\n\
+      h2:2:2 [0] NCCL INFO Using network Socket\n\
+      h1:1:9 [0] NCCL INFO Channel 00 : 0[170] -> 1[170] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("2 nodes, the plugin built against a newer libfabric than the one loaded (2.26+), then Socket",
+     "a:1:1 [0] NCCL INFO NET/Plugin: /lib/x86_64-linux-gnu/libfabric.so.1: version `FABRIC_1.8' not found (required by /opt/amazon/ofi-nccl/lib/libnccl-net.so)\n\
+      a:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      a:1:1 [0] NCCL INFO Using network Socket\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+     Transport::Socket, Some(true), Some("nnodes")),
+    ("must not: the loader naming the plugin itself as missing is no plugin at all",
+     "h1:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 17 : libnccl-net.so: cannot open shared object file: No such file or directory.\n\
+      h1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      h1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      h1:1:1 [0] NCCL INFO Using network Socket\n\
+      h2:2:2 [0] NCCL INFO Using network Socket\n\
+      h1:1:9 [0] NCCL INFO Channel 00 : 0[170] -> 1[170] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(false), Some("channel-lines")),
     // --- MNNVL: nNodes counts an NVLink clique as one node --------------------------------
     // init.cc 2.21.5+: with MNNVL the clique id replaces the host hash, so a GB200 NVL72
     // rack's trays are `nNodes 1`; host names decide how many machines there are.
@@ -256,6 +284,32 @@ fn a_plugin_failing_on_one_host_is_a_warning_never_a_fail() {
     )
     .unwrap();
     assert_eq!(strict.verdict, Verdict::Fail);
+}
+
+#[test]
+fn a_plugin_the_loader_could_not_load_is_named_with_the_loaders_reason() {
+    let row = ROWS
+        .iter()
+        .find(|r| r.0.contains("built against a newer libfabric"))
+        .unwrap();
+    let a = run(row.1);
+    assert_eq!(a.verdict, Verdict::Fail, "{:?}", a.findings);
+    let f = finding(&a, "socket-fallback").expect("socket-fallback");
+    assert!(
+        f.message
+            .contains("a net plugin was found but could not be loaded"),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.evidence.iter().any(|e| e.text.contains("FABRIC_1.8")),
+        "{:?}",
+        f.evidence
+    );
+    // On one host the same failure is a warning that names it.
+    let one_host = row.1.replace("nNodes 2", "nNodes 1");
+    let b = run(&one_host);
+    assert_ne!(b.verdict, Verdict::Fail, "{:?}", b.findings);
 }
 
 #[test]

@@ -38,6 +38,10 @@ fi
   "$B" --version; echo "wheel NCCL: $wheel"; ls -l "$OFI/lib"/*.so*
   LD_LIBRARY_PATH=$LF/lib "$LF/bin/fi_info" --version; LD_LIBRARY_PATH=$LF/lib "$LF/bin/fi_info" -l
   ip -o link 2>/dev/null || ls /sys/class/net
+  echo "the plugin's libraries with its own libfabric, then with the system's:"
+  LD_LIBRARY_PATH=$OFI/lib:$LF/lib ldd "$OFI/lib/libnccl-net.so" | grep -i fabric
+  LD_LIBRARY_PATH=$OFI/lib ldd "$OFI/lib/libnccl-net.so" | grep -i fabric
+  ls -l /lib/x86_64-linux-gnu/libfabric.so* 2>/dev/null
 } > "$out/host.txt" 2>&1
 
 # case NAME EXPECT_RUN_EXIT ENV...: the environment a worker would inherit, then the runs.
@@ -110,4 +114,10 @@ case_ ofi-fi-shm          1 "$P" FI_PROVIDER=shm
 # there (plugin init fails, NCCL Socket); SENDRECV is what 1.21 picks for tcp by itself.
 case_ ofi-tcp-rdma        1 "$P" FI_PROVIDER=tcp OFI_NCCL_PROTOCOL=RDMA
 case_ ofi-tcp-sendrecv    1 "$P" FI_PROVIDER=tcp OFI_NCCL_PROTOCOL=SENDRECV
+# The plugin without its own libfabric (2026-12-07): an image that ships aws-ofi-nccl but leaves
+# the libfabric it was built against off the library path, so the loader finds the
+# distribution's (Ubuntu 24.04: 1.17, older than the plugin needs).
+S="LD_LIBRARY_PATH=$OFI/lib"
+case_ ofi-system-libfabric      1 "$S" FI_PROVIDER=efa
+case_ ofi-system-libfabric-tcp  1 "$S" FI_PROVIDER=tcp
 say "done"

@@ -89,11 +89,108 @@ fn plugin(rest: &str) -> Option<Event<'_>> {
     if rest.starts_with("Failed to find ncclNetPlugin symbol (") {
         return Some(Event::PluginIncompatible);
     }
+    if let Some(error) = dlopen_error(rest) {
+        return Some(if error.plugin_absent() {
+            Event::PluginNotFound
+        } else {
+            Event::PluginLoadFailed
+        });
+    }
     let not_found = rest.starts_with("Could not find")
         || rest.starts_with("No plugin found")
-        || rest.starts_with("Plugin load")
-        || rest.starts_with("dlerror=");
+        || rest.starts_with("Plugin load");
     not_found.then_some(Event::PluginNotFound)
+}
+
+/// What `dlopen` said when NCCL tried a net plugin library (§3): `error` is `dlerror()`'s
+/// text, `tried` the library name where the line gives it.
+struct DlopenError<'a> {
+    error: &'a str,
+    tried: Option<&'a str>,
+}
+
+/// The `dlerror()` text of a `NET/Plugin` line, in each release's wording: 2.4–2.16 and
+/// 2.19–2.20 `Plugin load returned %d : %s.`, 2.17–2.18 `Plugin load (%s) returned %d : %s`,
+/// 2.19–2.20 `dlerror=%s No plugin found (%s), using internal implementation`, 2.21 `Plugin
+/// load returned %d : %s [:] when loading %s` and `Most recent plugin load returned %d : %s.
+/// All attempts to load '%s' also failed.`; 2.26+ print the text alone (`%s/Plugin: %s`), or
+/// after the library's name (2.29+ `%s/Plugin: %s: %s`), which the glibc loader's own
+/// wording gives away.
+fn dlopen_error(rest: &str) -> Option<DlopenError<'_>> {
+    if let Some(text) = rest.strip_prefix("dlerror=") {
+        let (error, after) = text.split_once(" No plugin found").unwrap_or((text, ""));
+        let tried = after
+            .split_once('(')
+            .and_then(|(_, t)| t.split_once(')'))
+            .map(|(t, _)| t);
+        return Some(DlopenError { error, tried });
+    }
+    if rest.starts_with("Most recent plugin load returned ") {
+        let error = returned(rest)?;
+        let (error, tried) = error
+            .split_once(". All attempts to load '")
+            .unwrap_or((error, ""));
+        let tried = tried.split_once('\'').map(|(t, _)| t);
+        return Some(DlopenError { error, tried });
+    }
+    if let Some(text) = rest.strip_prefix("Plugin load") {
+        let tried = text
+            .strip_prefix(" (")
+            .and_then(|t| t.split_once(')'))
+            .map(|(t, _)| t);
+        let error = returned(text)?;
+        let (error, tried) = match error.split_once(" when loading ") {
+            Some((error, name)) => (error.trim_end_matches(" :"), Some(name.trim())),
+            None => (error.trim_end_matches('.'), tried),
+        };
+        return Some(DlopenError { error, tried });
+    }
+    DLOPEN_WORDING
+        .iter()
+        .any(|w| rest.contains(w))
+        .then_some(DlopenError {
+            error: rest,
+            tried: None,
+        })
+}
+
+/// `… returned <errno> : <text>` → `<text>`.
+fn returned(text: &str) -> Option<&str> {
+    let (_, after) = text.split_once(" returned ")?;
+    let (errno, error) = after.split_once(" : ")?;
+    errno.trim().parse::<i64>().ok().map(|_| error)
+}
+
+/// The glibc dynamic loader's messages (`dlerror()`): a library NCCL tried that is absent,
+/// or one that is there and cannot be loaded.
+const DLOPEN_WORDING: [&str; 9] = [
+    "cannot open shared object file",
+    "' not found (required by ",
+    "undefined symbol: ",
+    "wrong ELF class",
+    "invalid ELF header",
+    "file too short",
+    "cannot enable executable stack",
+    "failed to map segment",
+    "cannot allocate memory in static TLS block",
+];
+
+impl DlopenError<'_> {
+    /// Whether the library that could not be opened is the plugin NCCL looked for, not
+    /// installed: the routine case. Anything else (a library the plugin needs is missing, a
+    /// symbol version it was built against is not in the one the loader found, a wrong
+    /// architecture) means the plugin is there and the loader could not load it.
+    fn plugin_absent(&self) -> bool {
+        let Some((file, _)) = self.error.split_once(": cannot open shared object file") else {
+            // No text from the loader at all (`(null)`): nothing says the plugin is there.
+            return !DLOPEN_WORDING[1..].iter().any(|w| self.error.contains(w));
+        };
+        // 2.29+ may put the library's name first: `libnccl-net.so: libfabric.so.1: cannot …`.
+        let file = file.rsplit(": ").next().unwrap_or(file);
+        let base = |path: &str| path.rsplit('/').next().unwrap_or(path).trim().to_string();
+        let file = base(file);
+        file.starts_with("libnccl-net") || self.tried.is_some_and(|t| base(t) == file)
+    }
 }
 
 /// A device of the list: `[0]mlx5_0:1/IB` (2.4+); a merged device `mlx5_0+mlx5_1:1/RoCE`
@@ -489,6 +586,33 @@ mod tests {
         }
     }
 
+    /// A plugin library that is there and cannot be loaded: dlopen names another library as
+    /// missing, or a symbol version or symbol as not found (glibc's wording), in each
+    /// release's form of the line (§3).
+    #[test]
+    fn a_plugin_the_loader_could_not_load() {
+        for line in [
+            "NET/Plugin : Plugin load returned 2 : libfabric.so.1: cannot open shared object file: No such file or directory.",
+            "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libfabric.so.1: cannot open shared object file: No such file or directory",
+            "NET/Plugin : dlerror=libcudart.so.12: cannot open shared object file: No such file or directory No plugin found (libnccl-net.so), using internal implementation",
+            "NET/Plugin: Plugin load returned 0 : /lib/x86_64-linux-gnu/libfabric.so.1: version `FABRIC_1.8' not found (required by /opt/amazon/ofi-nccl/lib/libnccl-net.so) when loading libnccl-net.so",
+            "NET/Plugin: Most recent plugin load returned 0 : /opt/x/libnccl-net.so: undefined symbol: fi_av_set. All attempts to load 'libnccl-net.so' also failed.",
+            "NET/Plugin: /lib/x86_64-linux-gnu/libfabric.so.1: version `FABRIC_1.8' not found (required by /opt/amazon/ofi-nccl/lib/libnccl-net.so)",
+            "NET/Plugin: libnccl-net.so: libfabric.so.1: cannot open shared object file: No such file or directory",
+            "NET/Plugin: /opt/x/libnccl-net.so: wrong ELF class: ELFCLASS32",
+        ] {
+            assert_eq!(classify(line), Some(Event::PluginLoadFailed), "{line}");
+        }
+        // Lines that mention a library but are no loader message.
+        for line in [
+            "NET/Plugin: Could not find: libnccl-net.so.",
+            "NET/Plugin: Successfully loaded external plugin libnccl-net.so",
+            "NET/Plugin: Using internal network plugin.",
+        ] {
+            assert_ne!(classify(line), Some(Event::PluginLoadFailed), "{line}");
+        }
+    }
+
     #[test]
     fn plugin_loading_of_every_era() {
         for line in [
@@ -499,6 +623,13 @@ mod tests {
             "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
             "NET/Plugin: Could not find: libnccl-net.so",
             "NET/Plugin: Could not find: ofi libnccl-net-ofi.so",
+            // dlopen's errno is often not ENOENT for a library that is not there: up to 2.16
+            // NCCL then prints the loader's message, which names the plugin itself.
+            "NET/Plugin : Plugin load returned 17 : libnccl-net.so: cannot open shared object file: No such file or directory.",
+            "NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory when loading libnccl-net.so",
+            "NET/Plugin: Most recent plugin load returned 2 : libnccl-net-ofi.so: cannot open shared object file: No such file or directory. All attempts to load 'ofi' also failed.",
+            "NET/Plugin: Plugin load returned 2 : /opt/x/plugin.so: cannot open shared object file: No such file or directory : when loading /opt/x/plugin.so",
+            "NET/Plugin : Plugin load returned 0 : (null).",
         ] {
             assert_eq!(classify(line), Some(Event::PluginNotFound), "{line}");
         }

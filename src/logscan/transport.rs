@@ -1377,6 +1377,7 @@ fn rank_is(per_rank: &[Option<(Transport, Evidence)>], rank: usize, t: Transport
 pub fn failure_text(failure: PluginFailure) -> &'static str {
     match failure {
         PluginFailure::RequestedNotFound => "the requested net plugin was not found",
+        PluginFailure::LoadFailed => "a net plugin was found but could not be loaded",
         PluginFailure::Incompatible => "the net plugin has no compatible API version",
         PluginFailure::OfiProviderMissing => "aws-ofi-nccl found no usable libfabric provider",
         PluginFailure::OfiInitFailed => "aws-ofi-nccl failed to initialise",

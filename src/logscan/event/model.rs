@@ -20,6 +20,10 @@ pub enum EventOf<S> {
     /// The routine "no external plugin" lines of every NCCL release (§3). A failure only when
     /// a plugin was requested by name.
     PluginNotFound,
+    /// A plugin library NCCL found and the dynamic loader could not load: `dlopen` names a
+    /// library it needs as missing, a symbol version or symbol as not found, a wrong ELF class
+    /// (§3, `net_lines::dlopen_error`). NCCL goes on with its built-in transports.
+    PluginLoadFailed,
     /// `Loaded net plugin X (vN)`, `P2P plugin IBext`: an external plugin library loaded.
     PluginLoaded(S),
     /// Every `ncclNetPlugin_*` symbol probe failed: the library is unusable (§3).
@@ -280,6 +284,7 @@ impl<S> EventOf<S> {
             CudaDriver(s) => CudaDriver(f(s)),
             PluginRequested(s) => PluginRequested(f(s)),
             PluginNotFound => PluginNotFound,
+            PluginLoadFailed => PluginLoadFailed,
             PluginLoaded(s) => PluginLoaded(f(s)),
             PluginIncompatible => PluginIncompatible,
             NetInitialized(s) => NetInitialized(f(s)),

@@ -448,6 +448,7 @@ impl Facts {
                 p.net_init_seen = true;
                 set_once(&mut p.loaded_plugin, || name.to_string(), seen);
             }
+            Event::PluginLoadFailed => push_failure(p, PluginFailure::LoadFailed, seen),
             Event::PluginIncompatible => push_failure(p, PluginFailure::Incompatible, seen),
             Event::NetInitialized(name) => {
                 p.net_init_seen = true;
@@ -1043,6 +1044,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         Event::Version(_) | Event::CudaDriver(_) => Phase::Started,
         Event::PluginRequested(_)
         | Event::PluginNotFound
+        | Event::PluginLoadFailed
         | Event::PluginLoaded(_)
         | Event::NetInitialized(_)
         | Event::NetInitFailed(_)

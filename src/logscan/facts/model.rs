@@ -105,6 +105,8 @@ pub struct Fact<T> {
 pub enum PluginFailure {
     /// `NCCL_NET_PLUGIN` named a library that could not be loaded.
     RequestedNotFound,
+    /// A plugin library was there and the dynamic loader could not load it.
+    LoadFailed,
     /// The library has no usable `ncclNetPlugin_*` symbols.
     Incompatible,
     /// aws-ofi-nccl found no usable libfabric provider.

@@ -156,6 +156,13 @@ fn failure_hint(failure: PluginFailure, ctx: &Ctx) -> String {
                  or fix NCCL_NET_PLUGIN"
             )
         }
+        PluginFailure::LoadFailed => "the dynamic loader could not load the net plugin (the \
+            line says why: a library it needs is not on the library path, or is older than the \
+            one it was built against), so NCCL used its built-in transports: for aws-ofi-nccl, \
+            put the libfabric it was built with (the EFA installer's /opt/amazon/efa/lib) ahead \
+            of any other on LD_LIBRARY_PATH; `ldd` on the plugin inside the container lists what \
+            is missing"
+            .into(),
         PluginFailure::Incompatible => "the plugin exports no ncclNetPlugin API version this NCCL \
             supports: install an aws-ofi-nccl (or other plugin) build that matches the NCCL version"
             .into(),
