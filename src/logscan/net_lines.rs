@@ -145,13 +145,14 @@ fn dlopen_error(rest: &str) -> Option<DlopenError<'_>> {
         };
         return Some(DlopenError { error, tried });
     }
-    DLOPEN_WORDING
-        .iter()
-        .any(|w| rest.contains(w))
-        .then_some(DlopenError {
-            error: rest,
-            tried: None,
-        })
+    // The loader's message starts with the file it is about: `<file>: <what went wrong>`.
+    let from_loader = rest
+        .split_once(": ")
+        .is_some_and(|(file, _)| !file.is_empty() && !file.contains(char::is_whitespace));
+    (from_loader && DLOPEN_WORDING.iter().any(|w| rest.contains(w))).then_some(DlopenError {
+        error: rest,
+        tried: None,
+    })
 }
 
 /// `… returned <errno> : <text>` → `<text>`.
@@ -177,19 +178,30 @@ const DLOPEN_WORDING: [&str; 9] = [
 
 impl DlopenError<'_> {
     /// Whether the library that could not be opened is the plugin NCCL looked for, not
-    /// installed: the routine case. Anything else (a library the plugin needs is missing, a
-    /// symbol version it was built against is not in the one the loader found, a wrong
-    /// architecture) means the plugin is there and the loader could not load it.
+    /// installed: the routine case. NCCL names every net plugin library `libnccl-net*.so`
+    /// (or the path `NCCL_NET_PLUGIN` gives), and no plugin needs another library of that
+    /// name. Anything else (a library the plugin needs is missing, a symbol version it was
+    /// built against is not in the one the loader found, a wrong architecture) means the
+    /// plugin is there and the loader could not load it.
     fn plugin_absent(&self) -> bool {
         let Some((file, _)) = self.error.split_once(": cannot open shared object file") else {
             // No text from the loader at all (`(null)`): nothing says the plugin is there.
             return !DLOPEN_WORDING[1..].iter().any(|w| self.error.contains(w));
         };
         // 2.29+ may put the library's name first: `libnccl-net.so: libfabric.so.1: cannot …`.
-        let file = file.rsplit(": ").next().unwrap_or(file);
-        let base = |path: &str| path.rsplit('/').next().unwrap_or(path).trim().to_string();
-        let file = base(file);
-        file.starts_with("libnccl-net") || self.tried.is_some_and(|t| base(t) == file)
+        let file = file
+            .rsplit(": ")
+            .next()
+            .unwrap_or(file)
+            .to_ascii_lowercase();
+        let base = |path: &str| {
+            path.rsplit('/')
+                .next()
+                .unwrap_or(path)
+                .trim()
+                .to_ascii_lowercase()
+        };
+        file.contains("nccl") || self.tried.is_some_and(|t| file.contains(&base(t)))
     }
 }
 
@@ -606,6 +618,7 @@ mod tests {
         // Lines that mention a library but are no loader message.
         for line in [
             "NET/Plugin: Could not find: libnccl-net.so.",
+            "NET/Plugin : dler# Rank 0 ror=libcudart.so: cannot open shared object file",
             "NET/Plugin: Successfully loaded external plugin libnccl-net.so",
             "NET/Plugin: Using internal network plugin.",
         ] {
