@@ -9,6 +9,21 @@ use netcheck::logscan::{Options, Severity, Transport, Verdict, analyze_reader};
 
 use crate::excerpt::{Row, decides, finding, run};
 
+/// The loader rows' log after their `NET/Plugin` line: two hosts, NCCL's Socket between them.
+macro_rules! two_hosts_on_socket {
+    ($plugin_line:literal) => {
+        concat!(
+            $plugin_line,
+            "\n\
+      h1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      h1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      h1:1:1 [0] NCCL INFO Using network Socket\n\
+      h2:2:2 [0] NCCL INFO Using network Socket\n\
+      h1:1:9 [0] NCCL INFO Channel 00 : 0[170] -> 1[170] [send] via NET/Socket/0\n"
+        )
+    };
+}
+
 #[rustfmt::skip]
 const ROWS: &[Row] = &[
     // --- IB verbs without a visible link layer is `ib` ---------------------------------
@@ -193,12 +208,7 @@ const ROWS: &[Row] = &[
     // naming a library the plugin needs, or a symbol version the plugin was built against,
     // means the image ships a plugin that did not load: NCCL went on with IB or Socket.
     ("several hosts, the plugin's libfabric not on the library path (2.4-2.16), then Socket",
-     "h1:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libfabric.so.1: cannot open shared object file: No such file or directory.\n\
-      h1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
-      h1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
-      h1:1:1 [0] NCCL INFO Using network Socket\n\
-      h2:2:2 [0] NCCL INFO Using network Socket\n\
-      h1:1:9 [0] NCCL INFO Channel 00 : 0[170] -> 1[170] [send] via NET/Socket/0\n",
+     two_hosts_on_socket!("h1:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 2 : libfabric.so.1: cannot open shared object file: No such file or directory."),
      Transport::Socket, Some(true), Some("channel-lines")),
     ("2 nodes, the plugin built against a newer libfabric than the one loaded (2.26+), then Socket",
      "a:1:1 [0] NCCL INFO NET/Plugin: /lib/x86_64-linux-gnu/libfabric.so.1: version `FABRIC_1.8' not found (required by /opt/amazon/ofi-nccl/lib/libnccl-net.so)\n\
@@ -207,12 +217,7 @@ const ROWS: &[Row] = &[
       a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
      Transport::Socket, Some(true), Some("nnodes")),
     ("must not: the loader naming the plugin itself as missing is no plugin at all",
-     "h1:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 17 : libnccl-net.so: cannot open shared object file: No such file or directory.\n\
-      h1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
-      h1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
-      h1:1:1 [0] NCCL INFO Using network Socket\n\
-      h2:2:2 [0] NCCL INFO Using network Socket\n\
-      h1:1:9 [0] NCCL INFO Channel 00 : 0[170] -> 1[170] [send] via NET/Socket/0\n",
+     two_hosts_on_socket!("h1:1:1 [0] NCCL INFO NET/Plugin : Plugin load returned 17 : libnccl-net.so: cannot open shared object file: No such file or directory."),
      Transport::Socket, Some(false), Some("channel-lines")),
     // --- MNNVL: nNodes counts an NVLink clique as one node --------------------------------
     // init.cc 2.21.5+: with MNNVL the clique id replaces the host hash, so a GB200 NVL72
