@@ -149,7 +149,8 @@ fn dlopen_error(rest: &str) -> Option<DlopenError<'_>> {
     let from_loader = rest
         .split_once(": ")
         .is_some_and(|(file, _)| !file.is_empty() && !file.contains(char::is_whitespace));
-    (from_loader && DLOPEN_WORDING.iter().any(|w| rest.contains(w))).then_some(DlopenError {
+    let loader_wording = rest.contains(NOT_THERE) || CANNOT_LOAD.iter().any(|w| rest.contains(w));
+    (from_loader && loader_wording).then_some(DlopenError {
         error: rest,
         tried: None,
     })
@@ -162,10 +163,11 @@ fn returned(text: &str) -> Option<&str> {
     errno.trim().parse::<i64>().ok().map(|_| error)
 }
 
-/// The glibc dynamic loader's messages (`dlerror()`): a library NCCL tried that is absent,
-/// or one that is there and cannot be loaded.
-const DLOPEN_WORDING: [&str; 9] = [
-    "cannot open shared object file",
+/// The glibc dynamic loader's message (`dlerror()`) for a library it could not find.
+const NOT_THERE: &str = "cannot open shared object file";
+
+/// The glibc dynamic loader's messages for a library that is there and cannot be loaded.
+const CANNOT_LOAD: [&str; 8] = [
     "' not found (required by ",
     "undefined symbol: ",
     "wrong ELF class",
@@ -186,7 +188,7 @@ impl DlopenError<'_> {
     fn plugin_absent(&self) -> bool {
         let Some((file, _)) = self.error.split_once(": cannot open shared object file") else {
             // No text from the loader at all (`(null)`): nothing says the plugin is there.
-            return !DLOPEN_WORDING[1..].iter().any(|w| self.error.contains(w));
+            return !CANNOT_LOAD.iter().any(|w| self.error.contains(w));
         };
         // 2.29+ may put the library's name first: `libnccl-net.so: libfabric.so.1: cannot …`.
         let file = file
