@@ -49,6 +49,34 @@ const ROWS: &[Row] = &[
      "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0:10.0.0.1<0>\n\
       a:1:9 [7] NCCL INFO Channel 08/0 : 7[7] -> 15[7] [send] via NET/IB/0\n",
      Transport::Roce, Some(false), Some("link-layer")),
+    // Other plugins built on IB verbs: nccl-rdma-sharp-plugins' UCX networks (`UCX`,
+    // `UCX-RMA`) open the verbs devices NCCL's IB code lists; Google's gIB is a verbs plugin
+    // for RoCE NICs. A plugin that prints NCCL's port list under its own name
+    // (`NET/<name> : Using [0]mlx5_0:1/RoCE`) is built on net_ib.cc and names the link layer.
+    ("the UCX network of nccl-rdma-sharp-plugins, its IB port list, 2 nodes",
+     "a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network UCX\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/UCX/0/GDRDMA\n",
+     Transport::Ib, Some(false), Some("link-layer")),
+    ("gIB by name, no port list: IB verbs",
+     "a:1:1 [0] NCCL INFO Using network gIB\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+     Transport::Ib, Some(false), Some("nnodes")),
+    ("a plugin listing RoCE ports under its own name (`NET/gIB : Using [0]mlx5_0:1/RoCE`)",
+     "a:1:1 [0] NCCL INFO NET/gIB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network gIB\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/gIB/0/GDRDMA\n",
+     Transport::Roce, Some(false), Some("link-layer")),
+    ("any plugin that lists verbs ports in NCCL's form is verbs, whatever its name",
+     "a:1:1 [0] NCCL INFO NET/AcmeNet : Using [0]mlx5_0:1/RoCE ; OOB eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network AcmeNet\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AcmeNet/0\n",
+     Transport::Roce, Some(false), Some("link-layer")),
+    ("must not: a plugin listing socket interfaces under its own name is no verbs plugin",
+     "a:1:1 [0] NCCL INFO NET/AcmeNet : Using [0]eth0:10.0.0.1<0>\n\
+      a:1:1 [0] NCCL INFO Using network AcmeNet\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AcmeNet/0\n",
+     Transport::Other, Some(false), None),
     // --- one host, shown several ways ---------------------------------------------------
     // bootstrap.cc: each rank listens on its bootstrap address for its ring neighbours;
     // 127.0.0.1 cannot be reached from another host.
@@ -259,6 +287,14 @@ const ROWS: &[Row] = &[
      Transport::None, Some(false), Some("all-ranks-one-host")),
 ];
 
+/// The log of the row whose description starts with `what`.
+fn row(what: &str) -> &'static str {
+    ROWS.iter()
+        .find(|r| r.0.starts_with(what))
+        .expect("a row")
+        .1
+}
+
 #[test]
 fn each_rule_decides_and_is_named() {
     for row in ROWS {
@@ -269,18 +305,14 @@ fn each_rule_decides_and_is_named() {
 #[test]
 fn a_plugin_failing_on_one_host_is_a_warning_never_a_fail() {
     // A 4-GPU host, loopback bootstrap, aws-ofi-nccl without EFA (a g5.12xlarge).
-    let a = run(ROWS
-        .iter()
-        .find(|r| r.0.starts_with("bootstrap on loopback"))
-        .unwrap()
-        .1);
+    let a = run(row("bootstrap on loopback"));
     assert_eq!(a.verdict, Verdict::Warn, "{:?}", a.findings);
     let f = finding(&a, "net-plugin-failed").expect("net-plugin-failed");
     assert_eq!(f.severity, Severity::Warn);
     assert!(finding(&a, "socket-fallback").is_none());
     // `--expect efa` still fails: the user asked for EFA between nodes.
     let strict = analyze_reader(
-        Cursor::new(ROWS[5].1.as_bytes()),
+        Cursor::new(row("bootstrap on loopback").as_bytes()),
         "t.log",
         &Options {
             expect: Some(Transport::Efa),
@@ -432,13 +464,13 @@ fn two_jobs_read_as_one_are_named() {
 #[test]
 fn the_efa_hint_is_not_given_for_one_machine() {
     // The g5.12xlarge case: aws-ofi-nccl fails on a host without EFA, one node.
-    let a = run(ROWS[5].1);
+    let a = run(row("bootstrap on loopback"));
     let f = finding(&a, "net-plugin-failed").expect("net-plugin-failed");
     let hint = f.hint.as_deref().unwrap_or_default();
     assert!(!hint.contains("vpc.amazonaws.com/efa"), "{hint}");
     assert!(hint.contains("one host"), "{hint}");
     // Between nodes the EFA hint stays.
-    let two = ROWS[5].1.replace(
+    let two = row("bootstrap on loopback").replace(
         "Bootstrap : Using lo:127.0.0.1<0>",
         "Bootstrap : Using eth0:10.0.0.9<0>",
     ) + "c0ffee012345:10:20 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0\n";

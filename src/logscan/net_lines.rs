@@ -66,6 +66,16 @@ fn self_named(msg: &str) -> Option<Event<'_>> {
         return None;
     }
     let after = after.trim_start();
+    // Plugins built on NCCL's IB code print its port list (`Using [0]mlx5_0:1/RoCE …`).
+    if let Some(list) = after.strip_prefix("Using ") {
+        let list = &list[..OOB.find(list.as_bytes()).unwrap_or(list.len())];
+        let verbs = ib_devices(list)
+            .iter()
+            .any(|d| ["ib", "roce"].contains(&d.link_layer.to_ascii_lowercase().as_str()));
+        if verbs {
+            return Some(Event::PluginVerbsDevices { name, list });
+        }
+    }
     let connected = after.starts_with("Connected") || after.starts_with("Accepted");
     Some(Event::PluginSelfNamed { name, connected })
 }
@@ -808,6 +818,26 @@ mod tests {
                 connected: true
             })
         );
+        // A plugin built on NCCL's IB code prints its port list under its own name.
+        assert_eq!(
+            classify(
+                "NET/gIB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>"
+            ),
+            Some(Event::PluginVerbsDevices {
+                name: "gIB",
+                list: "[0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; "
+            })
+        );
+        // Interfaces, or a list without a link layer, are no verbs ports.
+        for line in [
+            "NET/FastSocket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>",
+            "NET/AcmeNet : Using [0]dev0:1/ETH",
+        ] {
+            assert!(
+                matches!(classify(line), Some(Event::PluginSelfNamed { .. })),
+                "{line}"
+            );
+        }
     }
 
     #[test]

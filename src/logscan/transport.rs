@@ -963,10 +963,15 @@ fn describe_network(
     parts.join("; ")
 }
 
-/// Is this network name NCCL's IB verbs module or a plugin built on it (HPC-X IBext, the
-/// `NCCL RDMA Plugin` of nccl-rdma-sharp-plugins)?
+/// Is this network name NCCL's IB verbs module or a plugin built on it: HPC-X's
+/// nccl-rdma-sharp-plugins (`IBext`, its `NCCL RDMA Plugin`, and `UCX`, `UCX-RMA`, `UCX-UCT`,
+/// which open the same verbs devices through UCX), Google's `gIB` (A3 Ultra, A4)?
 fn is_ib_module(lower: &str) -> bool {
-    lower == "ib" || lower.starts_with("ibext") || lower.contains("rdma plugin")
+    lower == "ib"
+        || lower.starts_with("ibext")
+        || lower.contains("rdma plugin")
+        || lower.starts_with("ucx")
+        || lower == "gib"
 }
 
 fn network_transport_why(
@@ -1008,6 +1013,13 @@ fn network_transport_why(
             None if gdr => (Transport::Efa, vec![Basis::Gdr]),
             None => (Transport::Unknown, vec![]),
         }
+    } else if process
+        .verbs_plugin
+        .as_ref()
+        .is_some_and(|f| f.value.eq_ignore_ascii_case(name))
+    {
+        // A plugin that lists verbs ports in NCCL's own form is built on its IB code.
+        verbs_transport(process, job)
     } else {
         (Transport::Other, vec![])
     }
@@ -1331,7 +1343,16 @@ pub fn names_rdma_plugin(value: &str) -> bool {
     name.split(['-', '_']).any(|token| {
         matches!(
             token,
-            "ofi" | "libfabric" | "efa" | "ib" | "ibext" | "sharp" | "rdma" | "ucx" | "mlx5"
+            "ofi"
+                | "libfabric"
+                | "efa"
+                | "ib"
+                | "ibext"
+                | "sharp"
+                | "rdma"
+                | "ucx"
+                | "mlx5"
+                | "gib"
         )
     })
 }
@@ -1339,11 +1360,7 @@ pub fn names_rdma_plugin(value: &str) -> bool {
 /// `NCCL_NET`'s value names an RDMA network module.
 pub fn names_rdma_network(value: &str) -> bool {
     let v = value.trim().to_ascii_lowercase();
-    v == "ib"
-        || v.starts_with("ibext")
-        || v.contains("libfabric")
-        || v == "ofi"
-        || v.contains("sharp")
+    is_ib_module(&v) || v.contains("libfabric") || v == "ofi" || v.contains("sharp")
 }
 
 /// `why on a, b; other why`: the signals grouped by reason, for a message.
@@ -1717,7 +1734,15 @@ mod tests {
 
     #[test]
     fn network_names_that_carry_rdma() {
-        for v in ["IB", "AWS Libfabric", "Libfabric", "OFI", "IBext_v8"] {
+        for v in [
+            "IB",
+            "AWS Libfabric",
+            "Libfabric",
+            "OFI",
+            "IBext_v8",
+            "UCX",
+            "gIB",
+        ] {
             assert!(names_rdma_network(v), "{v}");
         }
         for v in ["Socket", "FastSocket", ""] {

@@ -107,6 +107,13 @@ pub enum EventOf<S> {
         name: S,
         connected: bool,
     },
+    /// A plugin built on NCCL's IB verbs code listing its ports in NCCL's own form
+    /// (`NET/gIB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:…`): the network `name` is IB
+    /// verbs, and `list` gives each port's link layer.
+    PluginVerbsDevices {
+        name: S,
+        list: S,
+    },
     /// Traffic errors that only a network connection produces: `NET/IB : Got completion
     /// from peer ...` (the IB verbs transport carried data) or `NET/Socket : socket progress
     /// error`. `ib`: which of the two.
@@ -329,6 +336,10 @@ impl<S> EventOf<S> {
             PluginSelfNamed { name, connected } => PluginSelfNamed {
                 name: f(name),
                 connected,
+            },
+            PluginVerbsDevices { name, list } => PluginVerbsDevices {
+                name: f(name),
+                list: f(list),
             },
             NetTrafficError { ib } => NetTrafficError { ib },
             InitStart(init) => InitStart(init.map(f)),

@@ -143,6 +143,35 @@ impl IbLists {
         }
         devices
     }
+
+    /// Notes a verbs port list (`NET/IB : Using [0]mlx5_0:1/IB …`) in `p`'s devices.
+    fn merge(&mut self, p: &mut Process, list: &str, seen: &Seen) {
+        p.net_init_seen = true;
+        let hash = text_hash(list);
+        if p.ib_lists_merged.contains(&hash) {
+            // Merged already.
+        } else if p.ib_devices.is_empty() {
+            p.ib_devices = self.devices(list);
+            if !p.ib_devices.is_empty() {
+                p.ib_devices_evidence = Some(seen.evidence());
+            }
+            // A list that names no device (`[RO]; OOB eth0`, a layout the parser
+            // does not read) gives none the next time too: not parsed again.
+            if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
+                p.ib_lists_merged.push(hash);
+            }
+        } else {
+            // 2.2/2.3 list one port per line; later lists repeat per communicator.
+            for device in self.devices(list) {
+                if p.ib_devices.len() < MAX_LIST && !p.ib_devices.contains(&device) {
+                    p.ib_devices.push(device);
+                }
+            }
+            if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
+                p.ib_lists_merged.push(hash);
+            }
+        }
+    }
 }
 
 /// `2.21.5+cuda12.4` → (2, 21).
@@ -496,32 +525,11 @@ impl Facts {
                     }
                 }
             }
-            Event::IbDevices(list) => {
-                p.net_init_seen = true;
-                let hash = text_hash(list);
-                if p.ib_lists_merged.contains(&hash) {
-                    // Merged already.
-                } else if p.ib_devices.is_empty() {
-                    p.ib_devices = self.ib_lists.devices(list);
-                    if !p.ib_devices.is_empty() {
-                        p.ib_devices_evidence = Some(seen.evidence());
-                    }
-                    // A list that names no device (`[RO]; OOB eth0`, a layout the parser
-                    // does not read) gives none the next time too: not parsed again.
-                    if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
-                        p.ib_lists_merged.push(hash);
-                    }
-                } else {
-                    // 2.2/2.3 list one port per line; later lists repeat per communicator.
-                    for device in self.ib_lists.devices(list) {
-                        if p.ib_devices.len() < MAX_LIST && !p.ib_devices.contains(&device) {
-                            p.ib_devices.push(device);
-                        }
-                    }
-                    if p.ib_lists_merged.len() < MAX_MERGED_LISTS {
-                        p.ib_lists_merged.push(hash);
-                    }
-                }
+            Event::IbDevices(list) => self.ib_lists.merge(p, list, seen),
+            Event::PluginVerbsDevices { name, list } => {
+                set_once(&mut p.self_named, || name.to_string(), seen);
+                set_once(&mut p.verbs_plugin, || name.to_string(), seen);
+                self.ib_lists.merge(p, list, seen);
             }
             Event::IbNoDevice => {
                 p.net_init_seen = true;
@@ -1050,6 +1058,7 @@ fn phase_of(event: &Event) -> Option<Phase> {
         | Event::NetInitFailed(_)
         | Event::UsingNetwork(_)
         | Event::IbDevices(_)
+        | Event::PluginVerbsDevices { .. }
         | Event::IbNoDevice
         | Event::SocketInterfaces(_)
         | Event::Ofi(OfiEvent::PluginVersion(_) | OfiEvent::Provider { .. }) => Phase::NetInit,

@@ -190,6 +190,9 @@ pub struct Process {
     pub ofi_filter: Option<String>,
     /// An external plugin that named itself in its own lines (`NET/FastSocket : ...`).
     pub self_named: Option<Fact<String>>,
+    /// That plugin listed IB verbs ports in NCCL's own form (`NET/gIB : Using
+    /// [0]mlx5_0:1/RoCE`): a network of that name is IB verbs.
+    pub verbs_plugin: Option<Fact<String>>,
     /// That plugin reported a connection made or accepted: NET connections exist.
     pub self_named_connected: Option<Evidence>,
     /// `NET/IB : Got completion from peer ...`: the IB verbs transport carried data.
