@@ -72,6 +72,19 @@ const ROWS: &[Row] = &[
       a:1:1 [0] NCCL INFO Using network AcmeNet\n\
       a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AcmeNet/0\n",
      Transport::Roce, Some(false), Some("link-layer")),
+    // CollNet (transport/coll_net.cc, `CollNet %02d/%1d : %d [send] via COLLNET/%s/%d%s`)
+    // names the CollNet plugin, HPC-X's `SHARP`: in-network reduction on InfiniBand switches,
+    // beside the point-to-point network it does not replace.
+    ("CollNet through SHARP beside IBext connections (2.18)",
+     "a:1:1 [0] NCCL INFO P2P plugin IBext\n\
+      a:1:1 [0] NCCL INFO Using network IBext\n\
+      a:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IBext/0/GDRDMA\n\
+      a:1:9 [0] NCCL INFO CollNet 00/0 : 0 [send] via COLLNET/SHARP/0/GDRDMA\n",
+     Transport::Ib, Some(false), Some("channel-lines")),
+    ("CollNet through SHARP, the only network connections shown",
+     "a:1:9 [0] NCCL INFO CollNet 00/0 : 0 [send] via COLLNET/SHARP/0/GDRDMA\n\
+      a:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
+     Transport::Ib, Some(false), Some("channel-lines")),
     ("must not: a plugin listing socket interfaces under its own name is no verbs plugin",
      "a:1:1 [0] NCCL INFO NET/AcmeNet : Using [0]eth0:10.0.0.1<0>\n\
       a:1:1 [0] NCCL INFO Using network AcmeNet\n\
@@ -229,6 +242,32 @@ const ROWS: &[Row] = &[
       NCCL INFO Using network Socket
 ",
      Transport::Unknown, Some(false), None),
+    // ibvwrap.cc (every release) prints `Failed to open libibverbs.so[.1]` when the verbs
+    // library is not in the image, and `NET/IB : No device found.` when it lists no device
+    // (no /dev/infiniband in the container); an IPoIB interface (`ib0`, the ipoib driver on an
+    // IB HCA) shows the fabric was there all the same.
+    ("several hosts, libibverbs missing, Socket over IPoIB: a fallback",
+     "g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
+      g1:1:1 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.1.1<0>\n\
+      g1:1:1 [0] NCCL INFO Using network Socket\n\
+      g2:2:2 [0] NCCL INFO Using network Socket\n\
+      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("several hosts, no IB device found, Socket over IPoIB: a fallback",
+     "g1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      g1:1:1 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.1.1<0>\n\
+      g1:1:1 [0] NCCL INFO Using network Socket\n\
+      g2:2:2 [0] NCCL INFO Using network Socket\n\
+      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("must not: libibverbs missing with Socket over Ethernet is TCP by choice",
+     "g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
+      g1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
+      g1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
+      g1:1:1 [0] NCCL INFO Using network Socket\n\
+      g2:2:2 [0] NCCL INFO Using network Socket\n\
+      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+     Transport::Socket, Some(false), Some("channel-lines")),
     // --- a net plugin that is there and will not load ------------------------------------
     // NCCL dlopens `libnccl-net.so` (or the NCCL_NET_PLUGIN library) and prints dlerror()
     // when it fails (§3: 2.4-2.21 after `Plugin load ... returned N :` or `dlerror=`, 2.26+

@@ -718,7 +718,15 @@ fn rank_transport(
     nodes: &Nodes,
 ) -> Option<RankDecision> {
     let mut best: Option<(Transport, &super::facts::ConnSeen)> = None;
-    for conn in rank.conns.iter().filter(|c| c.is_network()) {
+    // CollNet runs beside the point-to-point network, on the same fabric, and its name is the
+    // CollNet plugin's (`COLLNET/SHARP`): the NET connections, where shown, say more.
+    let collnet = |c: &&super::facts::ConnSeen| c.label.starts_with("COLLNET");
+    let p2p_shown = rank.conns.iter().any(|c| c.is_network() && !collnet(&c));
+    for conn in rank
+        .conns
+        .iter()
+        .filter(|c| c.is_network() && !(p2p_shown && collnet(c)))
+    {
         let name = conn.network.as_deref().unwrap_or_default();
         let (t, _) = network_transport_why(name, process, job, conn.gdr);
         if best.is_none_or(|(b, _)| badness(t) < badness(b)) {
@@ -972,6 +980,7 @@ fn is_ib_module(lower: &str) -> bool {
         || lower.contains("rdma plugin")
         || lower.starts_with("ucx")
         || lower == "gib"
+        || lower == "sharp"
 }
 
 fn network_transport_why(
@@ -1173,15 +1182,11 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 });
             }
         };
-    // IPoIB interfaces (`ib0`, `ib-bond0`, `ib0.8001`) or IB ports anywhere in the job.
-    let ib_hardware = facts.processes.iter().any(|p| {
-        !p.ib_devices.is_empty()
-            || p.socket_interfaces
-                .iter()
-                .flat_map(|f| f.value.iter())
-                .chain(p.bootstrap_interface.iter().map(|f| &f.value))
-                .any(|name| name.starts_with("ib"))
-    });
+    // IPoIB interfaces or IB ports anywhere in the job.
+    let ib_hardware = facts
+        .processes
+        .iter()
+        .any(|p| !p.ib_devices.is_empty() || shows_ipoib(p));
     for p in &facts.processes {
         let on = || p.name();
         // aws-ofi-nccl that went on to select a TCP provider did find one: the provider
@@ -1256,6 +1261,21 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 push(&why, &on, &provider.evidence);
             }
         }
+        // NCCL could not load libibverbs (`Failed to open libibverbs.so[.1]`: rdma-core is
+        // not in the image) or found no verbs device (no /dev/infiniband in the container)
+        // on a job whose hosts carry IB: the fabric was there, NCCL could not reach it.
+        if ib_hardware {
+            if let Some(missing) = &p.verbs_missing {
+                let why = || "the hosts have IB interfaces, but libibverbs could not be loaded";
+                push(&|| why().to_string(), &on, missing);
+            } else if p.ib_no_device
+                && shows_ipoib(p)
+                && let Some(interfaces) = &p.socket_interfaces
+            {
+                let why = || "NCCL found no IB device, yet its sockets ran over IPoIB".to_string();
+                push(&why, &on, &interfaces.evidence);
+            }
+        }
         // The hosts of one job share their hardware: IPoIB or IB ports shown by any process
         // mean the IB fabric is there for the process that disabled it too.
         if let Some(disabled) = p.env("NCCL_IB_DISABLE").filter(|f| f.value == "1")
@@ -1286,6 +1306,16 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
         );
     }
     signals
+}
+
+/// Whether the process's sockets or bootstrap ran over an IPoIB interface (`ib0`, `ib-bond0`,
+/// `ib0.8001`: the ipoib driver's names), which exists only on a host with an IB HCA.
+pub fn shows_ipoib(p: &Process) -> bool {
+    p.socket_interfaces
+        .iter()
+        .flat_map(|f| f.value.iter())
+        .chain(p.bootstrap_interface.iter().map(|f| &f.value))
+        .any(|name| name.starts_with("ib"))
 }
 
 /// The launch environment's requests for an RDMA path: `FI_PROVIDER` naming a provider that

@@ -863,10 +863,14 @@ impl Facts {
             Conn::CollNet { name, gdr } => ("COLLNET", Some(name), gdr),
         };
         // Hot path: most connection lines repeat a kind already seen.
-        let known = r
-            .conns
-            .iter_mut()
-            .find(|c| c.network.as_deref() == network && (network.is_some() || c.label == label));
+        let known = r.conns.iter_mut().find(|c| {
+            c.network.as_deref() == network
+                && if network.is_some() {
+                    c.label.starts_with(label)
+                } else {
+                    c.label == label
+                }
+        });
         if let Some(known) = known {
             known.count += 1;
             known.gdr |= gdr;

@@ -5,13 +5,15 @@
 use super::{Ctx, DEBUG_HINT, finding, first_evidence, labels, list};
 use crate::logscan::analysis::{Finding, Severity, Transport};
 use crate::logscan::facts::{PluginFailure, Process};
-use crate::logscan::transport::{NodeCount, describe, failure_text, ip_protocol, is_tcp_provider};
+use crate::logscan::transport::{
+    NodeCount, describe, failure_text, ip_protocol, is_tcp_provider, shows_ipoib,
+};
 
 const EFA_HINT: &str = "check that the pod requests `vpc.amazonaws.com/efa` (and the node runs the EFA \
 device plugin), that `fi_info -p efa` lists devices inside the container, that FI_PROVIDER is unset \
 or `efa`, and that aws-ofi-nccl is on LD_LIBRARY_PATH (or named by NCCL_NET_PLUGIN)";
-const IB_HINT: &str = "check that /dev/infiniband is visible in the container, `ibv_devices` lists \
-the HCAs, NCCL_IB_DISABLE is unset and NCCL_IB_HCA (if set) names existing devices";
+const IB_HINT: &str = "check that rdma-core (libibverbs) is in the image, /dev/infiniband is visible \
+in the container, `ibv_devices` lists the HCAs, NCCL_IB_DISABLE is unset and NCCL_IB_HCA (if set) names existing devices";
 
 /// The hint for a plugin or provider failure on a log that shows one machine: EFA or
 /// InfiniBand matter only between machines, and many single-host instances (g5, g6, a
@@ -137,8 +139,12 @@ pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// IB ports listed, or sockets over IPoIB: the hosts carry InfiniBand.
 fn has_ib(ctx: &Ctx) -> bool {
-    ctx.facts.processes.iter().any(|p| !p.ib_devices.is_empty())
+    ctx.facts
+        .processes
+        .iter()
+        .any(|p| !p.ib_devices.is_empty() || shows_ipoib(p))
 }
 
 fn failure_hint(failure: PluginFailure, ctx: &Ctx) -> String {
