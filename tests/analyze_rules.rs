@@ -24,6 +24,21 @@ macro_rules! two_hosts_on_socket {
     };
 }
 
+/// Two hosts on NCCL's Socket over `$interface` (`name:address`), after `$lines`.
+macro_rules! two_hosts_socket_over {
+    ($lines:literal, $interface:literal) => {
+        concat!(
+            $lines,
+            "g1:1:1 [0] NCCL INFO NET/Socket : Using [0]",
+            $interface,
+            "<0>\n\
+      g1:1:1 [0] NCCL INFO Using network Socket\n\
+      g2:2:2 [0] NCCL INFO Using network Socket\n\
+      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n"
+        )
+    };
+}
+
 #[rustfmt::skip]
 const ROWS: &[Row] = &[
     // --- IB verbs without a visible link layer is `ib` ---------------------------------
@@ -247,26 +262,16 @@ const ROWS: &[Row] = &[
     // (no /dev/infiniband in the container); an IPoIB interface (`ib0`, the ipoib driver on an
     // IB HCA) shows the fabric was there all the same.
     ("several hosts, libibverbs missing, Socket over IPoIB: a fallback",
-     "g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
-      g1:1:1 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.1.1<0>\n\
-      g1:1:1 [0] NCCL INFO Using network Socket\n\
-      g2:2:2 [0] NCCL INFO Using network Socket\n\
-      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+     two_hosts_socket_over!("g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n", "ib0:192.168.1.1"),
      Transport::Socket, Some(true), Some("channel-lines")),
     ("several hosts, no IB device found, Socket over IPoIB: a fallback",
-     "g1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
-      g1:1:1 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.1.1<0>\n\
-      g1:1:1 [0] NCCL INFO Using network Socket\n\
-      g2:2:2 [0] NCCL INFO Using network Socket\n\
-      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+     two_hosts_socket_over!("g1:1:1 [0] NCCL INFO NET/IB : No device found.\n", "ib0:192.168.1.1"),
      Transport::Socket, Some(true), Some("channel-lines")),
     ("must not: libibverbs missing with Socket over Ethernet is TCP by choice",
-     "g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
-      g1:1:1 [0] NCCL INFO NET/IB : No device found.\n\
-      g1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n\
-      g1:1:1 [0] NCCL INFO Using network Socket\n\
-      g2:2:2 [0] NCCL INFO Using network Socket\n\
-      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+     two_hosts_socket_over!(
+         "g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
+          g1:1:1 [0] NCCL INFO NET/IB : No device found.\n",
+         "eth0:10.0.0.1"),
      Transport::Socket, Some(false), Some("channel-lines")),
     // --- a net plugin that is there and will not load ------------------------------------
     // NCCL dlopens `libnccl-net.so` (or the NCCL_NET_PLUGIN library) and prints dlerror()
