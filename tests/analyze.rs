@@ -267,6 +267,7 @@ const RULES: &[(&str, &str, &str, Severity)] = &[
     ("efa-provider-missing", "grammar/efa-plugin-failed-ray.log", "grammar/efa-2node.log", Severity::Warn),
     ("ofi-tcp-provider", "grammar/efa-tcp-provider-mpirun.log", "grammar/efa-2node.log", Severity::Warn),
     ("ib-disabled", "grammar/ib-disabled-socket.log", "grammar/docker-bridge.log", Severity::Warn),
+    ("rdma-unused", "grammar/efa-pinned-socket.log", "grammar/fastsocket.log", Severity::Warn),
     ("tcp-inter-node", "grammar/docker-bridge.log", "h200/fakehosts-socket.log", Severity::Warn),
     ("no-nccl-lines", "grammar/no-nccl.log", "grammar/two-nodes-no-connections.log", Severity::Error),
     ("transport-unknown", "grammar/two-nodes-no-connections.log", "h200/hang-init.log", Severity::Warn),

@@ -225,6 +225,13 @@ fn classify_c(msg: &str) -> Option<Event<'_>> {
             });
         return Some(Event::Connected { gdr });
     }
+    // 2.29+ (init.cc): NCCL echoes NCCL_NET only as it overrides the communicator's config.
+    if let Some(value) = msg.strip_prefix("Comm config netName reset to NCCL_NET=") {
+        return Some(Event::Env {
+            var: "NCCL_NET",
+            value: value.trim(),
+        });
+    }
     None
 }
 
@@ -1430,6 +1437,17 @@ mod tests {
         assert_eq!(
             info("Bootstrap: Using lo:127.0.0.1<0>"),
             Some(Event::BootstrapInterface("lo:127.0.0.1<0>"))
+        );
+    }
+
+    #[test]
+    fn nccl_net_as_2_29_echoes_it() {
+        assert_eq!(
+            info("Comm config netName reset to NCCL_NET=Socket"),
+            Some(Event::Env {
+                var: "NCCL_NET",
+                value: "Socket"
+            })
         );
     }
 }

@@ -34,6 +34,7 @@ const RULES: &[Rule] = &[
     network::efa_provider_missing,
     network::ofi_tcp_provider,
     network::ib_disabled,
+    network::rdma_unused,
     network::tcp_inter_node,
     context::unknown_transport,
     network::gdr_disabled,

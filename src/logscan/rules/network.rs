@@ -510,6 +510,33 @@ pub fn ib_disabled(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
+/// TCP between nodes chosen on purpose (`NCCL_NET=Socket`, FastSocket) where an RDMA path was
+/// there: not a fallback by the contract, since someone asked for it, but the fabric went
+/// unused, which a node-group check should not pass in silence.
+pub fn rdma_unused(ctx: &Ctx, out: &mut Vec<Finding>) {
+    let d = ctx.decision;
+    if d.inter_node != Transport::Socket
+        || !d.deliberate_tcp
+        || d.one_host.is_some()
+        || ctx.expect == Some(Transport::Socket)
+        || d.rdma_signals.is_empty()
+    {
+        return;
+    }
+    let mut evidence = first_evidence(ctx, Transport::Socket);
+    evidence.extend(d.rdma_signals.iter().map(|s| s.evidence.clone()));
+    out.push(finding(
+        "rdma-unused",
+        Severity::Warn,
+        format!(
+            "TCP between nodes was chosen (NCCL_NET=Socket or FastSocket) although an RDMA path was there: {}",
+            describe(&d.rdma_signals)
+        ),
+        evidence,
+        Some("unset NCCL_NET, or set it to the RDMA network (`IB`, `Libfabric`), unless TCP is intended; `--expect socket` says it is".into()),
+    ));
+}
+
 /// TCP between nodes with nothing RDMA in sight: not a fallback by the contract, but rarely
 /// what a GPU cluster wants.
 pub fn tcp_inter_node(ctx: &Ctx, out: &mut Vec<Finding>) {
