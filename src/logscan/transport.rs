@@ -720,8 +720,8 @@ fn rank_transport(
     let mut best: Option<(Transport, &super::facts::ConnSeen)> = None;
     // CollNet runs beside the point-to-point network, on the same fabric, and its name is the
     // CollNet plugin's (`COLLNET/SHARP`): the NET connections, where shown, say more.
-    let collnet = |c: &&super::facts::ConnSeen| c.label.starts_with("COLLNET");
-    let p2p_shown = rank.conns.iter().any(|c| c.is_network() && !collnet(&c));
+    let collnet = |c: &super::facts::ConnSeen| c.label.starts_with("COLLNET");
+    let p2p_shown = rank.conns.iter().any(|c| c.is_network() && !collnet(c));
     for conn in rank
         .conns
         .iter()
@@ -972,8 +972,9 @@ fn describe_network(
 }
 
 /// Is this network name NCCL's IB verbs module or a plugin built on it: HPC-X's
-/// nccl-rdma-sharp-plugins (`IBext`, its `NCCL RDMA Plugin`, and `UCX`, `UCX-RMA`, `UCX-UCT`,
-/// which open the same verbs devices through UCX), Google's `gIB` (A3 Ultra, A4)?
+/// nccl-rdma-sharp-plugins (`IBext`, its `NCCL RDMA Plugin`, `UCX`, `UCX-RMA`, `UCX-UCT`,
+/// which open the same verbs devices through UCX, and the CollNet plugin `SHARP`, in-network
+/// reduction on InfiniBand switches), Google's `gIB` (A3 Ultra, A4)?
 fn is_ib_module(lower: &str) -> bool {
     lower == "ib"
         || lower.starts_with("ibext")
