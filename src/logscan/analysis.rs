@@ -178,13 +178,41 @@ pub struct Finding {
     pub hint: Option<String>,
 }
 
+/// A log line that shows a fact or a finding. One pointer wide: the fold keeps an optional
+/// piece of evidence for each of some forty facts of every process and rank (up to 16 384
+/// each), nearly all of them empty, so the line itself lives behind the pointer. Reads its
+/// fields through `Deref` (`evidence.line`); serialises as `EvidenceLine`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Evidence {
+#[serde(transparent)]
+pub struct Evidence(Box<EvidenceLine>);
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EvidenceLine {
     /// File name (or `<stdin>`), shared by every piece of evidence from that source.
     pub source: std::sync::Arc<str>,
     /// 1-based line number in that source.
     pub line: u64,
     pub text: String,
+}
+
+impl Evidence {
+    pub fn new(source: std::sync::Arc<str>, line: u64, text: String) -> Self {
+        Evidence(Box::new(EvidenceLine { source, line, text }))
+    }
+}
+
+impl std::ops::Deref for Evidence {
+    type Target = EvidenceLine;
+
+    fn deref(&self) -> &EvidenceLine {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Evidence {
+    fn deref_mut(&mut self) -> &mut EvidenceLine {
+        &mut self.0
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]

@@ -192,11 +192,7 @@ impl Facts {
         for (name, value) in environment {
             if CHOOSING.contains(&name.as_str()) && !self.launch_env.iter().any(|(n, _)| n == name)
             {
-                let evidence = Evidence {
-                    source: "environment".into(),
-                    line: 0,
-                    text: format!("{name}={value}"),
-                };
+                let evidence = Evidence::new("environment".into(), 0, format!("{name}={value}"));
                 self.launch_env.push((
                     name.clone(),
                     Fact {

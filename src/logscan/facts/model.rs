@@ -46,11 +46,7 @@ impl Seen<'_> {
     }
 
     pub fn evidence(&self) -> Evidence {
-        Evidence {
-            source: self.source.clone(),
-            line: self.line,
-            text: self.text(),
-        }
+        Evidence::new(self.source.clone(), self.line, self.text())
     }
 }
 
