@@ -267,6 +267,22 @@ const ROWS: &[Row] = &[
     ("several hosts, no IB device found, Socket over IPoIB: a fallback",
      two_hosts_socket_over!("g1:1:1 [0] NCCL INFO NET/IB : No device found.\n", "ib0:192.168.1.1"),
      Transport::Socket, Some(true), Some("channel-lines")),
+    // net_ib.cc echoes NCCL_IB_HCA when it is set (`NCCL_IB_HCA set to %s`, 2.7+) and
+    // filters its devices by it; none left is `NET/IB : No device found.`, and NCCL goes on
+    // with Socket. The job was set up for IB (a wrong name, or no /dev/infiniband).
+    ("several hosts, NCCL_IB_HCA set and no IB device found, then Socket: a fallback",
+     two_hosts_socket_over!(
+         "g1:1:1 [0] NCCL INFO NCCL_IB_HCA set to mlx5_9\n\
+          g1:1:1 [0] NCCL INFO NET/IB : No device found.\n",
+         "eth0:10.0.0.1"),
+     Transport::Socket, Some(true), Some("channel-lines")),
+    ("must not: NCCL_IB_HCA set and its devices found, IB used",
+     "g1:1:1 [0] NCCL INFO NCCL_IB_HCA set to mlx5_0\n\
+      g1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>\n\
+      g1:1:1 [0] NCCL INFO Using network IB\n\
+      g2:2:2 [0] NCCL INFO Using network IB\n\
+      g1:1:9 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA\n",
+     Transport::Ib, Some(false), Some("channel-lines")),
     ("must not: libibverbs missing with Socket over Ethernet is TCP by choice",
      two_hosts_socket_over!(
          "g1:1:1 [0] NCCL INFO Failed to open libibverbs.so[.1]\n\
@@ -520,4 +536,17 @@ fn the_efa_hint_is_not_given_for_one_machine() {
     ) + "c0ffee012345:10:20 [0] NCCL INFO comm 0x1 rank 0 nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0\n";
     let b = run(&two);
     assert_eq!(b.socket_fallback, Some(true), "{:?}", b.findings);
+}
+
+#[test]
+fn an_ib_hca_that_matched_nothing_is_named_with_the_ib_hint() {
+    let a = run(row("several hosts, NCCL_IB_HCA set"));
+    assert_eq!(a.verdict, Verdict::Fail, "{:?}", a.findings);
+    let f = finding(&a, "socket-fallback").expect("socket-fallback");
+    assert!(f.message.contains("NCCL_IB_HCA=mlx5_9"), "{}", f.message);
+    let hint = f.hint.as_deref().unwrap_or_default();
+    assert!(
+        hint.contains("NCCL_IB_HCA") && !hint.contains("efa"),
+        "{hint}"
+    );
 }

@@ -1277,6 +1277,20 @@ fn rdma_signals(facts: &Facts, per_rank: &[Option<(Transport, Evidence)>]) -> Ve
                 push(&why, &on, &interfaces.evidence);
             }
         }
+        // NCCL_IB_HCA chose the HCAs for NCCL's IB transport (net_ib.cc echoes it only when
+        // set: `NCCL_IB_HCA set to mlx5_0`, 2.7+), and that transport then found none of them
+        // (`NET/IB : No device found.`): the job was set up for IB and ran on what was left.
+        if p.ib_no_device
+            && let Some(hca) = p.env("NCCL_IB_HCA").filter(|f| !f.value.trim().is_empty())
+        {
+            let why = || {
+                format!(
+                    "NCCL_IB_HCA={} chose IB devices, yet NCCL's IB transport found none",
+                    hca.value
+                )
+            };
+            push(&why, &on, &hca.evidence);
+        }
         // The hosts of one job share their hardware: IPoIB or IB ports shown by any process
         // mean the IB fabric is there for the process that disabled it too.
         if let Some(disabled) = p.env("NCCL_IB_DISABLE").filter(|f| f.value == "1")

@@ -140,11 +140,13 @@ pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// IB ports listed, or sockets over IPoIB: the hosts carry InfiniBand.
+/// IB hardware shown (ports, IPoIB), or IB devices chosen by NCCL_IB_HCA: the IB hint, not
+/// the EFA one.
 fn has_ib(ctx: &Ctx) -> bool {
     ctx.facts
         .processes
         .iter()
-        .any(|p| !p.ib_devices.is_empty() || shows_ipoib(p))
+        .any(|p| !p.ib_devices.is_empty() || shows_ipoib(p) || p.env("NCCL_IB_HCA").is_some())
 }
 
 fn failure_hint(failure: PluginFailure, ctx: &Ctx) -> String {
