@@ -81,7 +81,7 @@ fn every_case_is_labelled() {
             assert!(labelled.contains(&name), "{name} has no label");
         }
     }
-    assert_eq!(labelled.len(), 17);
+    assert_eq!(labelled.len(), 19);
 }
 
 #[test]
@@ -189,4 +189,39 @@ fn the_environment_is_the_evidence_when_the_log_cannot_show_it() {
     let options = as_run(&record.environment);
     let a = analyze_paths(&logs("noplugin-fi-efa"), &options).unwrap();
     assert_eq!(a.socket_fallback, Some(false));
+}
+
+/// The plugin behind an older libfabric: the loader's own words are the reason and the
+/// evidence, on libfabric's tcp provider too (where nothing asked for EFA).
+#[test]
+fn a_plugin_the_loader_refuses_is_the_fallback_named_by_the_loaders_line() {
+    for case in ["ofi-system-libfabric", "ofi-system-libfabric-tcp"] {
+        let record = RunRecord::load(&fixture(&format!("logs/ofi/{case}/results.json"))).unwrap();
+        let a = analyze_paths(&logs(case), &as_run(&record.environment)).unwrap();
+        let fallback = fallback_finding(&a);
+        assert!(
+            fallback
+                .message
+                .contains("a net plugin was found but could not be loaded"),
+            "{case}: {}",
+            fallback.message
+        );
+        assert!(
+            fallback
+                .evidence
+                .iter()
+                .any(|e| e.text.contains("version `FABRIC_1.9' not found")),
+            "{case}: {:?}",
+            fallback.evidence
+        );
+        assert!(
+            fallback
+                .hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("LD_LIBRARY_PATH"),
+            "{case}: {:?}",
+            fallback.hint
+        );
+    }
 }

@@ -40,7 +40,8 @@ fi
   ip -o link 2>/dev/null || ls /sys/class/net
   echo "the plugin's libraries with its own libfabric, then with the system's:"
   LD_LIBRARY_PATH=$OFI/lib:$LF/lib ldd "$OFI/lib/libnccl-net.so" | grep -i fabric
-  LD_LIBRARY_PATH=$OFI/lib ldd "$OFI/lib/libnccl-net.so" | grep -i fabric
+  LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:$OFI/lib ldd "$OFI/lib/libnccl-net.so" | grep -i fabric
+  readelf -d "$OFI/lib/libnccl-net.so" | grep -iE "rpath|runpath"
   ls -l /lib/x86_64-linux-gnu/libfabric.so* 2>/dev/null
 } > "$out/host.txt" 2>&1
 
@@ -114,10 +115,11 @@ case_ ofi-fi-shm          1 "$P" FI_PROVIDER=shm
 # there (plugin init fails, NCCL Socket); SENDRECV is what 1.21 picks for tcp by itself.
 case_ ofi-tcp-rdma        1 "$P" FI_PROVIDER=tcp OFI_NCCL_PROTOCOL=RDMA
 case_ ofi-tcp-sendrecv    1 "$P" FI_PROVIDER=tcp OFI_NCCL_PROTOCOL=SENDRECV
-# The plugin without its own libfabric (2026-12-07): an image that ships aws-ofi-nccl but leaves
-# the libfabric it was built against off the library path, so the loader finds the
-# distribution's (Ubuntu 24.04: 1.17, older than the plugin needs).
-S="LD_LIBRARY_PATH=$OFI/lib"
+# The plugin without its own libfabric (2026-12-07): an image whose library path puts the
+# distribution's libfabric (Ubuntu 24.04: 1.17) before the one the plugin was built against.
+# LD_LIBRARY_PATH is searched before the plugin's RUNPATH; leaving the plugin's libfabric off
+# LD_LIBRARY_PATH alone is not enough (the RUNPATH still finds it: 2026-12-07, 23:14 UTC).
+S="LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:$OFI/lib"
 case_ ofi-system-libfabric      1 "$S" FI_PROVIDER=efa
 case_ ofi-system-libfabric-tcp  1 "$S" FI_PROVIDER=tcp
 say "done"

@@ -372,10 +372,22 @@ pub fn check(facts: &PluginFacts, efa_devices: usize, required: bool) -> Check {
                     shown.join(":")
                 ));
             }
+            // The file NCCL opens is there and the loader refuses it (a libfabric older than
+            // the one the plugin was built against, a missing CUDA library): every NCCL job
+            // here tries it, logs the loader's error and goes on with its own sockets, EFA or
+            // not; `run` calls that a fallback (docs/ofi-matrix.md, `ofi-system-libfabric-tcp`).
+            let opened_broken = broken.iter().any(|p| nccl_would_open(facts, name, &p.path));
             let check = if needed {
                 Check::fail(
                     ID,
                     format!("{summary}: NCCL will not use EFA and falls back to TCP sockets"),
+                )
+            } else if opened_broken {
+                Check::fail(
+                    ID,
+                    format!(
+                        "{summary}: NCCL tries it, logs the loader's error and falls back to its own TCP sockets"
+                    ),
                 )
             } else if facts.plugins.is_empty() {
                 Check::ok(
@@ -390,6 +402,18 @@ pub fn check(facts: &PluginFacts, efa_devices: usize, required: bool) -> Check {
             check.with_evidence(evidence).with_hint(hint)
         }
     }
+}
+
+/// Whether NCCL's `dlopen(name)` would reach `path`: `name` is that path, or `path` is a
+/// file of that name in one of the folders the loader searches.
+fn nccl_would_open(facts: &PluginFacts, name: &str, path: &std::path::Path) -> bool {
+    if name.contains('/') {
+        return std::path::Path::new(name) == path;
+    }
+    path.file_name().is_some_and(|f| f == name)
+        && path
+            .parent()
+            .is_some_and(|dir| facts.searched.iter().any(|s| s == dir))
 }
 
 #[cfg(test)]
@@ -450,15 +474,32 @@ mod tests {
         let c = check(&off_path, 4, false);
         assert_eq!(c.status, Status::Fail);
         assert!(c.hint.unwrap().contains("NCCL_NET_PLUGIN"));
+        // Off the loader's path: NCCL never tries it.
         let broken = PluginFacts {
             plugins: vec![plugin(p, false)],
             nccl_opens: Some("libnccl-net-ofi.so".into()),
             resolves_to: None,
-            searched: vec![],
+            searched: vec![PathBuf::from("/usr/lib")],
         };
         let c = check(&broken, 0, false);
         assert_eq!(c.status, Status::Warn);
         assert!(c.evidence[0].contains("does not load"), "{c:?}");
+        // Where NCCL looks, by name or by path: every job tries it and falls back, EFA or not.
+        let tried = PluginFacts {
+            searched: vec![
+                PathBuf::from("/usr/lib"),
+                PathBuf::from("/opt/amazon/ofi-nccl/lib"),
+            ],
+            ..broken.clone()
+        };
+        let c = check(&tried, 0, false);
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.summary.contains("falls back"), "{c:?}");
+        let by_path = PluginFacts {
+            nccl_opens: Some(p.into()),
+            ..broken.clone()
+        };
+        assert_eq!(check(&by_path, 0, false).status, Status::Fail);
         let good = PluginFacts {
             plugins: vec![plugin(p, true)],
             nccl_opens: Some("libnccl-net-ofi.so".into()),
