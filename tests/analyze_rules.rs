@@ -550,3 +550,11 @@ fn an_ib_hca_that_matched_nothing_is_named_with_the_ib_hint() {
         "{hint}"
     );
 }
+
+#[test]
+fn a_collnet_plugin_is_not_listed_as_a_network_beside_one() {
+    let a = run(row("CollNet through SHARP beside IBext"));
+    assert_eq!(a.networks, ["IBext"]);
+    let only = run(row("CollNet through SHARP, the only"));
+    assert_eq!(only.networks, ["SHARP"]);
+}

@@ -77,15 +77,25 @@ fn nccl_versions(facts: &Facts) -> Vec<String> {
 }
 
 /// `Using network` names, and network names on connection lines (the only ones some
-/// excerpts have).
+/// excerpts have). A CollNet plugin (`via COLLNET/SHARP`) runs beside the network, not as
+/// one: its name is listed only where no network is shown at all.
 fn networks(facts: &Facts) -> Vec<String> {
-    let names = facts.ranks.iter().flat_map(|r| {
-        r.network
-            .iter()
-            .map(|f| f.value.as_str())
-            .chain(r.conns.iter().filter_map(|c| c.network.as_deref()))
-    });
-    distinct(names)
+    let named = |collnet: bool| {
+        facts.ranks.iter().flat_map(move |r| {
+            let chosen = r.network.iter().filter(move |_| !collnet);
+            chosen.map(|f| f.value.as_str()).chain(
+                r.conns
+                    .iter()
+                    .filter(move |c| c.label.starts_with("COLLNET") == collnet)
+                    .filter_map(|c| c.network.as_deref()),
+            )
+        })
+    };
+    let networks = distinct(named(false));
+    if networks.is_empty() {
+        return distinct(named(true));
+    }
+    networks
 }
 
 fn ofi_provider(facts: &Facts) -> Option<String> {
