@@ -80,20 +80,21 @@ fn nccl_versions(facts: &Facts) -> Vec<String> {
 /// excerpts have). A CollNet plugin (`via COLLNET/SHARP`) runs beside the network, not as
 /// one: its name is listed only where no network is shown at all.
 fn networks(facts: &Facts) -> Vec<String> {
-    let named = |collnet: bool| {
+    let conn_networks = |collnet: bool| {
         facts.ranks.iter().flat_map(move |r| {
-            let chosen = r.network.iter().filter(move |_| !collnet);
-            chosen.map(|f| f.value.as_str()).chain(
-                r.conns
-                    .iter()
-                    .filter(move |c| c.label.starts_with("COLLNET") == collnet)
-                    .filter_map(|c| c.network.as_deref()),
-            )
+            r.conns
+                .iter()
+                .filter(move |c| c.is_collnet() == collnet)
+                .filter_map(|c| c.network.as_deref())
         })
     };
-    let networks = distinct(named(false));
+    let chosen = facts
+        .ranks
+        .iter()
+        .filter_map(|r| r.network.as_ref().map(|f| f.value.as_str()));
+    let networks = distinct(chosen.chain(conn_networks(false)));
     if networks.is_empty() {
-        return distinct(named(true));
+        return distinct(conn_networks(true));
     }
     networks
 }

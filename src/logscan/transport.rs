@@ -720,12 +720,11 @@ fn rank_transport(
     let mut best: Option<(Transport, &super::facts::ConnSeen)> = None;
     // CollNet runs beside the point-to-point network, on the same fabric, and its name is the
     // CollNet plugin's (`COLLNET/SHARP`): the NET connections, where shown, say more.
-    let collnet = |c: &super::facts::ConnSeen| c.label.starts_with("COLLNET");
-    let p2p_shown = rank.conns.iter().any(|c| c.is_network() && !collnet(c));
+    let p2p_shown = rank.conns.iter().any(|c| c.is_network() && !c.is_collnet());
     for conn in rank
         .conns
         .iter()
-        .filter(|c| c.is_network() && !(p2p_shown && collnet(c)))
+        .filter(|c| c.is_network() && !(p2p_shown && c.is_collnet()))
     {
         let name = conn.network.as_deref().unwrap_or_default();
         let (t, _) = network_transport_why(name, process, job, conn.gdr);

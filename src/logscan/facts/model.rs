@@ -291,6 +291,12 @@ impl ConnSeen {
     pub fn is_network(&self) -> bool {
         self.network.is_some()
     }
+
+    /// A CollNet connection (`via COLLNET/SHARP`): the CollNet plugin, which runs beside the
+    /// point-to-point network on the same fabric.
+    pub fn is_collnet(&self) -> bool {
+        self.label.starts_with("COLLNET")
+    }
 }
 
 /// A line remembered cheaply: the source index instead of its name, the raw bytes (decoded

@@ -139,9 +139,8 @@ pub fn socket_fallback(ctx: &Ctx, out: &mut Vec<Finding>) {
     ));
 }
 
-/// IB ports listed, or sockets over IPoIB: the hosts carry InfiniBand.
-/// IB hardware shown (ports, IPoIB), or IB devices chosen by NCCL_IB_HCA: the IB hint, not
-/// the EFA one.
+/// IB ports listed or sockets over IPoIB (the hosts carry InfiniBand), or IB devices chosen
+/// by NCCL_IB_HCA: the IB hint, not the EFA one.
 fn has_ib(ctx: &Ctx) -> bool {
     ctx.facts
         .processes
